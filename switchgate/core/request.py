@@ -1,0 +1,80 @@
+"""A chat request in canonical form."""
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from switchgate.core.content import Part, TextPart
+
+Role = Literal["user", "assistant"]
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    role: Role
+    parts: tuple[Part, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSpec:
+    name: str
+    description: str | None = None
+    parameters: dict[str, Any] | None = None  # JSON Schema; None = no arguments
+    strict: bool | None = None
+    cache_control: dict[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ToolChoice:
+    """auto / none / required (any tool) / tool (the one called `name`)."""
+
+    mode: Literal["auto", "none", "required", "tool"]
+    name: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Sampling:
+    max_tokens: int | None = None
+    temperature: float | None = None
+    top_p: float | None = None
+    top_k: int | None = None
+    stop: tuple[str, ...] = ()
+    seed: int | None = None
+    presence_penalty: float | None = None
+    frequency_penalty: float | None = None
+    n: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ResponseFormat:
+    type: Literal["text", "json_object", "json_schema"]
+    schema: dict[str, Any] | None = None
+    name: str | None = None
+    strict: bool | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Reasoning:
+    """Reasoning settings: an effort level and/or an explicit budget; enabled=False turns it off."""
+
+    enabled: bool | None = None
+    effort: str | None = None  # none|minimal|low|medium|high|xhigh|max
+    budget_tokens: int | None = None
+    include_thoughts: bool | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ChatRequest:
+    model: str
+    messages: tuple[Message, ...]
+    system: tuple[TextPart, ...] = ()
+    tools: tuple[ToolSpec, ...] = ()
+    tool_choice: ToolChoice | None = None
+    parallel_tool_calls: bool | None = None
+    sampling: Sampling = field(default_factory=Sampling)
+    response_format: ResponseFormat | None = None
+    reasoning: Reasoning | None = None
+    user: str | None = None
+    stream: bool = False
+    # What one dialect has and others don't, keyed by dialect name
+    # ("openai", "anthropic", "gemini"); kept for passthrough, dropped on translation.
+    extras: dict[str, dict[str, Any]] = field(default_factory=dict)

@@ -1,0 +1,1 @@
+"""Inbound dialects: each client wire format <-> canonical model (pure, no I/O)."""

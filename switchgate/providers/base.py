@@ -1,0 +1,85 @@
+"""The contracts every provider adapter fulfils. Providers never do network I/O:
+the relay sends the UpstreamRequest they build and feeds them what comes back."""
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from switchgate.core.events import StreamEvent
+from switchgate.core.request import ChatRequest
+from switchgate.core.response import ChatResponse
+from switchgate.core.usage import Usage
+from switchgate.errors import GatewayError
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """Where one attempt goes: a channel's address and credentials, and the upstream model."""
+
+    base_url: str  # what the provider's own SDK takes as its base address
+    api_key: str
+    upstream_model: str
+    extra_headers: Mapping[str, str] = field(default_factory=dict)
+    api_version: str | None = None  # e.g. Azure's api-version
+
+
+@dataclass(frozen=True, slots=True)
+class UpstreamRequest:
+    method: str
+    url: str
+    headers: dict[str, str]
+    body: bytes
+
+
+class StreamDecoder(Protocol):
+    """Per-request state machine: upstream stream bytes in, canonical events out.
+
+    `feed` takes bytes split at arbitrary boundaries; `finish` is called once at the
+    end of the upstream stream and returns whatever completes it (e.g. a Finish).
+    """
+
+    def feed(self, data: bytes) -> list[StreamEvent]: ...
+
+    def finish(self) -> list[StreamEvent]: ...
+
+
+class UsageMeter(Protocol):
+    """Reads usage from a passed-through stream without changing a byte of it."""
+
+    def feed(self, data: bytes) -> None: ...
+
+    def usage(self) -> Usage | None: ...
+
+    def output_text(self) -> str:
+        """Text generated so far (for counting tokens when the upstream omits usage)."""
+        ...
+
+
+class ChatProvider(Protocol):
+    """A provider that serves chat. `kind` is the channel kind; `dialect` is the name of
+    the client dialect it speaks natively (same-dialect traffic is passed through)."""
+
+    kind: str
+    dialect: str
+
+    def build_chat_request(self, request: ChatRequest, target: Target) -> UpstreamRequest: ...
+
+    def parse_chat_response(self, body: bytes, request: ChatRequest) -> ChatResponse: ...
+
+    def chat_stream_decoder(self, request: ChatRequest) -> StreamDecoder: ...
+
+    def classify_error(self, status: int, body: bytes) -> GatewayError: ...
+
+    def build_passthrough(
+        self, body: dict[str, Any], target: Target, headers: Mapping[str, str]
+    ) -> UpstreamRequest:
+        """Forward a same-dialect body with only the model (and, for streams, usage
+        reporting) rewritten. `headers` are the client's, lower-cased, for the few
+        that pass through (e.g. anthropic-beta)."""
+        ...
+
+    def usage_from_body(self, body: bytes) -> Usage | None:
+        """Usage from a non-streamed native response body."""
+        ...
+
+    def usage_meter(self) -> UsageMeter: ...

@@ -1,0 +1,105 @@
+"""Token -> Principal, served from memory; the database is asked once per unknown token.
+
+The cache is emptied whenever the config version changes (a token was created, revoked,
+edited), so a revoked token stops working within one poll interval.
+"""
+
+import ipaddress
+from dataclasses import dataclass, field
+
+from sqlalchemy import select
+
+from switchgate import jsonutil
+from switchgate.accounts.keys import hash_token
+from switchgate.storage.db import Database
+from switchgate.storage.tables import tokens, users
+
+IPNetwork = ipaddress.IPv4Network | ipaddress.IPv6Network
+
+
+@dataclass(slots=True)
+class Principal:
+    token_id: int
+    user_id: int
+    token_name: str
+    active: bool  # token active and user active
+    expires_at: int | None
+    quota_limit: int | None
+    quota_used: int  # as loaded, plus what this process charged since
+    allowed_models: frozenset[str] | None
+    allowed_networks: tuple[IPNetwork, ...] | None
+    rpm_limit: int | None
+    email: str = ""
+    role: str = "user"
+    spent_here: int = field(default=0)
+
+
+class TokenCache:
+    def __init__(self, db: Database, max_negative: int = 10_000) -> None:
+        self._db = db
+        self._known: dict[str, Principal] = {}
+        self._unknown: set[str] = set()
+        self._max_negative = max_negative
+
+    def clear(self) -> None:
+        self._known.clear()
+        self._unknown.clear()
+
+    async def resolve(self, token: str) -> Principal | None:
+        key = hash_token(token)
+        principal = self._known.get(key)
+        if principal is not None:
+            return principal
+        if key in self._unknown:
+            return None
+        principal = await self._load(key)
+        if principal is None:
+            if len(self._unknown) >= self._max_negative:
+                self._unknown.clear()
+            self._unknown.add(key)
+        else:
+            self._known[key] = principal
+        return principal
+
+    async def _load(self, key_hash: str) -> Principal | None:
+        query = (
+            select(
+                tokens.c.id,
+                tokens.c.user_id,
+                tokens.c.name,
+                tokens.c.status,
+                tokens.c.expires_at,
+                tokens.c.quota_limit,
+                tokens.c.quota_used,
+                tokens.c.allowed_models,
+                tokens.c.allowed_ips,
+                tokens.c.rpm_limit,
+                users.c.status.label("user_status"),
+                users.c.email,
+                users.c.role,
+            )
+            .join(users, users.c.id == tokens.c.user_id)
+            .where(tokens.c.key_hash == key_hash)
+        )
+        async with self._db.connect() as conn:
+            row = (await conn.execute(query)).first()
+        if row is None or row.status == "deleted":
+            return None
+        return Principal(
+            token_id=row.id,
+            user_id=row.user_id,
+            token_name=row.name,
+            active=row.status == "active" and row.user_status == "active",
+            expires_at=row.expires_at,
+            quota_limit=row.quota_limit,
+            quota_used=row.quota_used,
+            allowed_models=frozenset(jsonutil.loads(row.allowed_models)) if row.allowed_models else None,
+            allowed_networks=tuple(
+                ipaddress.ip_network(n, strict=False) for n in jsonutil.loads(row.allowed_ips)
+            )
+            if row.allowed_ips
+            else None,
+            rpm_limit=row.rpm_limit,
+            email=row.email,
+            role=row.role,
+        )

@@ -1,0 +1,95 @@
+"""The ASGI application: a fast path table for the relay, everything else to Starlette."""
+
+import logging
+from collections.abc import Awaitable, Callable
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from switchgate.lifecycle import Lifecycle
+from switchgate.relay import routes_anthropic, routes_gemini, routes_openai
+from switchgate.relay.asgi import Receive, Scope, Send
+from switchgate.settings import Settings
+from switchgate.state import AppState
+
+log = logging.getLogger("switchgate")
+
+Handler = Callable[[AppState, Scope, Receive, Send], Awaitable[None]]
+
+
+def _is_gemini(scope: Scope, path: str) -> bool:
+    if path.startswith("/v1beta/models"):
+        return True
+    if not path.startswith("/v1/models/"):
+        return False
+    # /v1/models/{id} is OpenAI's model retrieval unless it names a Gemini action.
+    return ":" in path.rsplit("/", 1)[-1] or b"key=" in scope.get("query_string", b"")
+
+
+def _web_app(state: AppState) -> Starlette:
+    async def healthz(_: Request) -> Response:
+        if not state.ready:
+            return JSONResponse({"status": "starting"}, status_code=503)
+        return JSONResponse({"status": "ok"})
+
+    return Starlette(routes=[Route("/healthz", healthz)])
+
+
+class GatewayApp:
+    def __init__(self, state: AppState, *, run_migrations: bool = True) -> None:
+        self.state = state
+        self.lifecycle = Lifecycle(state, run_migrations=run_migrations)
+        self.routes: dict[tuple[str, str], Handler] = {
+            ("POST", "/v1/chat/completions"): routes_openai.chat_completions,
+            ("GET", "/v1/models"): routes_openai.list_models,
+            ("POST", "/v1/messages"): routes_anthropic.messages,
+            ("POST", "/v1/messages/count_tokens"): routes_anthropic.count_tokens,
+        }
+        self.web = _web_app(state)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        kind = scope["type"]
+        if kind == "http":
+            handler = self.routes.get((scope["method"], scope["path"]))
+            path: str = scope["path"]
+            if handler is not None:
+                await handler(self.state, scope, receive, send)
+            elif _is_gemini(scope, path):
+                await routes_gemini.dispatch(self.state, scope, receive, send)
+            elif path.startswith("/v1/"):
+                await routes_openai.not_found(self.state, scope, receive, send)
+            else:
+                await self.web(scope, receive, send)
+        elif kind == "lifespan":
+            await self._lifespan(receive, send)
+        else:
+            await self.web(scope, receive, send)
+
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                try:
+                    await self.lifecycle.startup()
+                except Exception as exc:
+                    log.exception("start-up failed")
+                    await send({"type": "lifespan.startup.failed", "message": str(exc)})
+                    return
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await self.lifecycle.shutdown()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+
+def create_app(settings: Settings | None = None, *, run_migrations: bool = True) -> GatewayApp:
+    return GatewayApp(AppState.create(settings or Settings.from_env()), run_migrations=run_migrations)
+
+
+def create_app_from_env() -> GatewayApp:
+    """The factory `switchgate serve` hands to uvicorn (each worker calls it)."""
+    import os
+
+    return create_app(run_migrations=os.environ.get("SWITCHGATE_SKIP_MIGRATIONS") != "1")

@@ -1,0 +1,1 @@
+"""Prices, holds, settlement and the ledger: exact integer money."""

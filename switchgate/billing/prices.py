@@ -1,0 +1,66 @@
+"""The price catalogue: management functions and loading into Price values."""
+
+from collections.abc import Mapping
+
+from sqlalchemy import delete, select, update
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from switchgate import jsonutil
+from switchgate.billing.pricing import Price
+from switchgate.storage.db import bump_config_version, now_ms
+from switchgate.storage.tables import prices
+
+PRICE_KINDS = ("chat", "embedding", "image", "tts", "stt", "rerank", "realtime")
+
+
+async def set_price(
+    conn: AsyncConnection,
+    model: str,
+    *,
+    kind: str = "chat",
+    input: int = 0,
+    output: int = 0,
+    cache_read: int | None = None,
+    cache_write: int | None = None,
+    per_request: int = 0,
+    extra: Mapping[str, int] | None = None,
+) -> None:
+    if kind not in PRICE_KINDS:
+        raise ValueError(f"unknown price kind {kind!r}; known: {', '.join(PRICE_KINDS)}")
+    values = {
+        "kind": kind,
+        "input": input,
+        "output": output,
+        "cache_read": cache_read,
+        "cache_write": cache_write,
+        "per_request": per_request,
+        "extra": jsonutil.dumps_str(dict(extra or {})),
+        "updated_at": now_ms(),
+    }
+    result = await conn.execute(update(prices).where(prices.c.model == model).values(**values))
+    if result.rowcount == 0:
+        await conn.execute(prices.insert().values(model=model, **values))
+    await bump_config_version(conn)
+
+
+async def delete_price(conn: AsyncConnection, model: str) -> bool:
+    result = await conn.execute(delete(prices).where(prices.c.model == model))
+    await bump_config_version(conn)
+    return bool(result.rowcount)
+
+
+async def load_prices(conn: AsyncConnection) -> dict[str, Price]:
+    rows = await conn.execute(select(prices))
+    return {
+        row.model: Price(
+            model=row.model,
+            kind=row.kind,
+            input=row.input,
+            output=row.output,
+            cache_read=row.cache_read,
+            cache_write=row.cache_write,
+            per_request=row.per_request,
+            extra=jsonutil.loads(row.extra),
+        )
+        for row in rows
+    }

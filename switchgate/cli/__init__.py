@@ -1,0 +1,1 @@
+"""The operator CLI: `switchgate ...` (also `python -m switchgate`)."""

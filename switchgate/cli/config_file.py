@@ -1,0 +1,97 @@
+"""`--config FILE`: channels, prices and settings declared in TOML, applied idempotently.
+
+    [settings]                 # any Settings field, e.g. port = 8080
+    [[channels]]
+    name = "openai-main"
+    kind = "openai"            # openai | azure | anthropic | gemini
+    base_url = "https://api.openai.com/v1"
+    key_env = "OPENAI_API_KEY" # or: key = "sk-..."
+    models = ["gpt-4o-mini"]
+    priority = 0
+    weight = 1
+    map = { "mini" = "gpt-4o-mini" }
+    headers = { "X-Org" = "abc" }
+    [prices."gpt-4o-mini"]     # USD per 1M tokens, as strings or numbers
+    input = "0.15"
+    output = "0.60"
+    cache_read = "0.075"
+    per_request = "0.001"   # USD per call, optional
+"""
+
+import os
+import tomllib
+from pathlib import Path
+from typing import Any
+
+from switchgate.billing.prices import set_price
+from switchgate.money import per_million_to_unit_price, usd_to_units
+from switchgate.routing.channels import upsert_channel
+from switchgate.storage.db import Database
+from switchgate.storage.secrets import SecretBox
+
+
+class ConfigError(ValueError):
+    pass
+
+
+def read_config(path: Path) -> dict[str, Any]:
+    try:
+        with path.open("rb") as handle:
+            return tomllib.load(handle)
+    except (OSError, tomllib.TOMLDecodeError) as exc:
+        raise ConfigError(f"cannot read {path}: {exc}") from exc
+
+
+def _key(entry: dict[str, Any]) -> str:
+    if "key_env" in entry:
+        value = os.environ.get(str(entry["key_env"]))
+        if not value:
+            raise ConfigError(f"channel {entry.get('name')!r}: ${entry['key_env']} is not set")
+        return value
+    if "key" not in entry:
+        raise ConfigError(f"channel {entry.get('name')!r} needs `key` or `key_env`")
+    return str(entry["key"])
+
+
+def _price(value: Any) -> int:
+    return per_million_to_unit_price(str(value))
+
+
+async def apply_config(db: Database, box: SecretBox, config: dict[str, Any]) -> list[str]:
+    """Upsert every declared channel and price; returns a line per change for the log."""
+    done: list[str] = []
+    async with db.begin() as conn:
+        for entry in config.get("channels", []):
+            extra: dict[str, Any] = {}
+            if "headers" in entry:
+                extra["headers"] = dict(entry["headers"])
+            if "api_version" in entry:
+                extra["api_version"] = str(entry["api_version"])
+            _, created = await upsert_channel(
+                conn,
+                box,
+                name=str(entry["name"]),
+                kind=str(entry["kind"]),
+                base_url=str(entry["base_url"]),
+                api_key=_key(entry),
+                models=[str(m) for m in entry["models"]],
+                model_map={str(k): str(v) for k, v in entry.get("map", {}).items()},
+                priority=int(entry.get("priority", 0)),
+                weight=int(entry.get("weight", 1)),
+                status="disabled" if entry.get("disabled") else "enabled",
+                extra=extra,
+            )
+            done.append(f"channel {entry['name']} {'created' if created else 'updated'}")
+        for model, spec in config.get("prices", {}).items():
+            await set_price(
+                conn,
+                model,
+                kind=str(spec.get("kind", "chat")),
+                input=_price(spec.get("input", 0)),
+                output=_price(spec.get("output", 0)),
+                cache_read=_price(spec["cache_read"]) if "cache_read" in spec else None,
+                cache_write=_price(spec["cache_write"]) if "cache_write" in spec else None,
+                per_request=usd_to_units(str(spec["per_request"])) if "per_request" in spec else 0,
+            )
+            done.append(f"price {model} set")
+    return done

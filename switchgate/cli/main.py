@@ -1,0 +1,221 @@
+"""`switchgate` command line. Every command reads SWITCHGATE_DATABASE_URL (default: SQLite
+under SWITCHGATE_DATA_DIR, default ./data), so the CLI and a running server share one
+database; a running server picks up changes within SWITCHGATE_CONFIG_POLL_SECONDS."""
+
+import argparse
+import asyncio
+import sys
+from collections.abc import Awaitable, Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from switchgate.accounts.service import AccountError
+from switchgate.billing.ledger import LedgerError
+from switchgate.cli.config_file import ConfigError
+from switchgate.cli.ops import Ops
+from switchgate.money import MoneyError, format_usd_exact, per_million_to_unit_price, usd_to_units
+from switchgate.routing.channels import ChannelError
+from switchgate.settings import Settings
+from switchgate.storage import migrate
+from switchgate.storage.db import Database
+from switchgate.storage.secrets import SecretBox
+
+OPERATOR_ERRORS = (AccountError, LedgerError, ChannelError, MoneyError, ConfigError, ValueError)
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="switchgate", description="Self-hosted LLM API gateway.")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    serve = sub.add_parser("serve", help="run the gateway")
+    serve.add_argument("--host")
+    serve.add_argument("--port", type=int)
+    serve.add_argument("--config", type=Path, help="TOML file with channels, prices, settings")
+    serve.add_argument("--workers", type=int, default=1)
+
+    sub.add_parser("migrate", help="create or upgrade the database schema")
+
+    users = sub.add_parser("users", help="manage users").add_subparsers(dest="action", required=True)
+    add = users.add_parser("add")
+    add.add_argument("email")
+    add.add_argument("--password")
+    add.add_argument("--admin", action="store_true")
+
+    balance = sub.add_parser("balance", help="top up or show balances")
+    bsub = balance.add_subparsers(dest="action", required=True)
+    badd = bsub.add_parser("add", help="add (or with a negative amount, remove) USD")
+    badd.add_argument("email")
+    badd.add_argument("amount_usd")
+    badd.add_argument("--note")
+    bshow = bsub.add_parser("show")
+    bshow.add_argument("email")
+
+    tokens = sub.add_parser("tokens", help="manage API tokens")
+    tsub = tokens.add_subparsers(dest="action", required=True)
+    tcreate = tsub.add_parser("create")
+    tcreate.add_argument("email")
+    tcreate.add_argument("--name", default="")
+    tlist = tsub.add_parser("list")
+    tlist.add_argument("email")
+    for verb in ("revoke", "disable", "enable"):
+        tsub.add_parser(verb).add_argument("token_id", type=int)
+
+    channels = sub.add_parser("channels", help="manage upstream channels")
+    csub = channels.add_subparsers(dest="action", required=True)
+    cadd = csub.add_parser("add", help="create a channel, or update the one with this name")
+    cadd.add_argument("name")
+    cadd.add_argument("--kind", required=True, help="openai | azure | anthropic | gemini")
+    cadd.add_argument("--base-url", required=True)
+    cadd.add_argument("--key", required=True)
+    cadd.add_argument("--models", required=True, help="comma-separated model names")
+    cadd.add_argument("--priority", type=int, default=0)
+    cadd.add_argument("--weight", type=int, default=1)
+    cadd.add_argument("--map", action="append", default=[], metavar="ALIAS=UPSTREAM_MODEL")
+    cadd.add_argument("--header", action="append", default=[], metavar="NAME=VALUE")
+    cadd.add_argument("--api-version", help="Azure api-version")
+    csub.add_parser("list")
+    for verb in ("enable", "disable"):
+        csub.add_parser(verb).add_argument("name")
+
+    prices = sub.add_parser("prices", help="set model prices (USD per 1M tokens)")
+    psub = prices.add_subparsers(dest="action", required=True)
+    pset = psub.add_parser("set")
+    pset.add_argument("model")
+    pset.add_argument("--input", required=True)
+    pset.add_argument("--output", required=True)
+    pset.add_argument("--cache-read")
+    pset.add_argument("--cache-write")
+    pset.add_argument("--per-request", help="USD added to every call")
+    psub.add_parser("list")
+
+    config = sub.add_parser("config", help="apply a TOML config file now")
+    config.add_argument("file", type=Path)
+
+    mock = sub.add_parser("mock-upstream", help="run the fake upstream (OpenAI, Anthropic, Gemini)")
+    mock.add_argument("--host", default="127.0.0.1")
+    mock.add_argument("--port", type=int, default=8000)
+    mock.add_argument("--key", default="mock-key", help="the API key the fake upstream accepts")
+    return p
+
+
+def _pairs(values: Sequence[str], what: str) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for value in values:
+        key, sep, val = value.partition("=")
+        if not sep or not key or not val:
+            raise ValueError(f"{what} must look like NAME=VALUE, got {value!r}")
+        out[key] = val
+    return out
+
+
+async def _with_ops(settings: Settings, job: Callable[[Ops], Awaitable[None]]) -> None:
+    db = Database(settings.resolved_database_url())
+    try:
+        await migrate.upgrade(db)
+        await job(Ops(db, SecretBox.load(settings.secret_key, settings.data_dir)))
+    finally:
+        await db.dispose()
+
+
+async def _run(args: argparse.Namespace, settings: Settings) -> None:  # noqa: C901
+    command, action = args.command, getattr(args, "action", None)
+
+    async def job(ops: Ops) -> None:
+        if command == "migrate":
+            print("database schema is up to date")
+        elif command == "users":
+            user = await ops.add_user(args.email, args.password, args.admin)
+            print(f"created {user.role} {user.email} (id {user.id})")
+        elif command == "balance" and action == "add":
+            units = usd_to_units(args.amount_usd, allow_negative=True)
+            new = await ops.add_balance(args.email, units, args.note, actor="cli")
+            print(f"balance of {args.email.strip().lower()} is now")
+            print(format_usd_exact(new))
+        elif command == "balance":
+            balance, total = await ops.balance(args.email)
+            if balance != total:
+                print(f"WARNING: ledger sums to {format_usd_exact(total)}", file=sys.stderr)
+            print(format_usd_exact(balance))
+        elif command == "tokens" and action == "create":
+            token = await ops.create_token(args.email, args.name)
+            print(f"token id {token.id} created; it is shown only this once:")
+            print(token.token)
+        elif command == "tokens" and action == "list":
+            for row in await ops.list_tokens(args.email):
+                print(f"{row['id']}\t{row['key_prefix']}...\t{row['status']}\t{row['name']}")
+        elif command == "tokens":
+            status = {"revoke": "deleted", "disable": "disabled", "enable": "active"}[action]
+            await ops.set_token_status(args.token_id, status)
+            print(f"token {args.token_id} is now {status}")
+        elif command == "channels" and action == "add":
+            extra: dict[str, Any] = {}
+            if args.header:
+                extra["headers"] = _pairs(args.header, "--header")
+            if args.api_version:
+                extra["api_version"] = args.api_version
+            channel_id, created = await ops.add_channel(
+                name=args.name,
+                kind=args.kind,
+                base_url=args.base_url,
+                api_key=args.key,
+                models=[m for m in args.models.split(",") if m.strip()],
+                model_map=_pairs(args.map, "--map"),
+                priority=args.priority,
+                weight=args.weight,
+                extra=extra,
+            )
+            print(f"channel {args.name} (id {channel_id}) {'created' if created else 'updated'}")
+        elif command == "channels" and action == "list":
+            for row in await ops.list_channels():
+                print(
+                    f"{row['id']}\t{row['name']}\t{row['kind']}\t{row['status']}\t"
+                    f"p{row['priority']} w{row['weight']}\t{row['base_url']}\t{row['models']}"
+                )
+        elif command == "channels":
+            await ops.set_channel_status(args.name, action + "d")
+            print(f"channel {args.name} {action}d")
+        elif command == "prices" and action == "set":
+            await ops.set_price(
+                args.model,
+                input=per_million_to_unit_price(args.input),
+                output=per_million_to_unit_price(args.output),
+                cache_read=per_million_to_unit_price(args.cache_read) if args.cache_read else None,
+                cache_write=per_million_to_unit_price(args.cache_write) if args.cache_write else None,
+                per_request=usd_to_units(args.per_request) if args.per_request else 0,
+            )
+            print(f"price of {args.model} set")
+        elif command == "prices":
+            from switchgate.money import unit_price_to_per_million as per_m
+
+            for row in await ops.list_prices():
+                print(
+                    f"{row['model']}\t{row['kind']}\tinput {per_m(int(str(row['input'])))}"
+                    f"\toutput {per_m(int(str(row['output'])))} USD/1M"
+                )
+        elif command == "config":
+            from switchgate.cli.config_file import apply_config, read_config
+
+            for line in await apply_config(ops.db, ops.box, read_config(args.file)):
+                print(line)
+
+    await _with_ops(settings, job)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+    settings = Settings.from_env()
+    try:
+        if args.command == "serve":
+            from switchgate.cli.serve import serve
+
+            return serve(settings, host=args.host, port=args.port, config=args.config, workers=args.workers)
+        if args.command == "mock-upstream":
+            from switchgate.testing.mock_upstream import MockConfig, run
+
+            run(args.host, args.port, MockConfig(api_key=args.key))
+            return 0
+        asyncio.run(_run(args, settings))
+    except OPERATOR_ERRORS as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    return 0

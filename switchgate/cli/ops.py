@@ -1,0 +1,82 @@
+"""What each CLI command does, as async functions over one Database (no printing here)."""
+
+from dataclasses import dataclass
+
+from sqlalchemy import select
+
+from switchgate.accounts import service as accounts
+from switchgate.billing import ledger
+from switchgate.billing.prices import set_price
+from switchgate.routing.channels import set_channel_status, upsert_channel
+from switchgate.storage.db import Database
+from switchgate.storage.secrets import SecretBox
+from switchgate.storage.tables import channels, prices
+
+
+@dataclass
+class Ops:
+    db: Database
+    box: SecretBox
+
+    async def add_user(self, email: str, password: str | None, admin: bool) -> accounts.User:
+        async with self.db.begin() as conn:
+            return await accounts.create_user(conn, email, password, admin=admin)
+
+    async def add_balance(self, email: str, amount: int, note: str | None, actor: str) -> int:
+        async with self.db.begin() as conn:
+            user = await accounts.get_user(conn, email)
+            kind = "topup" if amount >= 0 else "adjust"
+            return await ledger.add_entry(conn, user.id, amount, kind, note=note, actor=actor)
+
+    async def balance(self, email: str) -> tuple[int, int]:
+        """(balance, ledger sum): equal unless something is badly wrong."""
+        async with self.db.connect() as conn:
+            user = await accounts.get_user(conn, email)
+            return user.balance, await ledger.ledger_sum(conn, user.id)
+
+    async def create_token(self, email: str, name: str) -> accounts.NewToken:
+        async with self.db.begin() as conn:
+            user = await accounts.get_user(conn, email)
+            return await accounts.create_token(conn, user.id, name)
+
+    async def list_tokens(self, email: str) -> list[dict[str, object]]:
+        async with self.db.connect() as conn:
+            user = await accounts.get_user(conn, email)
+            return await accounts.list_tokens(conn, user.id)
+
+    async def set_token_status(self, token_id: int, status: str) -> None:
+        async with self.db.begin() as conn:
+            await accounts.set_token_status(conn, token_id, status)
+
+    async def add_channel(self, **fields: object) -> tuple[int, bool]:
+        async with self.db.begin() as conn:
+            return await upsert_channel(conn, self.box, **fields)  # type: ignore[arg-type]
+
+    async def set_channel_status(self, name: str, status: str) -> None:
+        async with self.db.begin() as conn:
+            await set_channel_status(conn, name, status)
+
+    async def list_channels(self) -> list[dict[str, object]]:
+        async with self.db.connect() as conn:
+            rows = await conn.execute(
+                select(
+                    channels.c.id,
+                    channels.c.name,
+                    channels.c.kind,
+                    channels.c.base_url,
+                    channels.c.models,
+                    channels.c.priority,
+                    channels.c.weight,
+                    channels.c.status,
+                ).order_by(channels.c.id)
+            )
+            return [dict(r._mapping) for r in rows]
+
+    async def set_price(self, model: str, **fields: int | None | str) -> None:
+        async with self.db.begin() as conn:
+            await set_price(conn, model, **fields)  # type: ignore[arg-type]
+
+    async def list_prices(self) -> list[dict[str, object]]:
+        async with self.db.connect() as conn:
+            rows = await conn.execute(select(prices).order_by(prices.c.model))
+            return [dict(r._mapping) for r in rows]

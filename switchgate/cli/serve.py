@@ -1,0 +1,71 @@
+"""`switchgate serve`: migrate, apply --config, then run uvicorn (uvloop + httptools)."""
+
+import asyncio
+import logging
+import os
+from pathlib import Path
+
+import uvicorn
+
+from switchgate.cli.config_file import apply_config, read_config
+from switchgate.settings import Settings
+from switchgate.storage import migrate
+from switchgate.storage.db import Database
+from switchgate.storage.secrets import SecretBox
+
+
+async def _prepare(settings: Settings, config: dict[str, object] | None) -> None:
+    db = Database(settings.resolved_database_url())
+    try:
+        await migrate.upgrade(db)
+        if config:
+            for line in await apply_config(db, SecretBox.load(settings.secret_key, settings.data_dir), config):
+                logging.getLogger("switchgate").info(line)
+    finally:
+        await db.dispose()
+
+
+def serve(
+    settings: Settings,
+    *,
+    host: str | None = None,
+    port: int | None = None,
+    config: Path | None = None,
+    workers: int = 1,
+) -> int:
+    logging.basicConfig(level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    parsed = read_config(config) if config else None
+    if parsed and "settings" in parsed:
+        settings = settings.with_overrides(parsed["settings"])  # type: ignore[arg-type]
+    host = host or settings.host
+    port = port or settings.port
+    asyncio.run(_prepare(settings, parsed))
+    # Workers are separate processes that build their settings from the environment.
+    os.environ["SWITCHGATE_DATA_DIR"] = str(settings.data_dir)
+    os.environ["SWITCHGATE_DATABASE_URL"] = settings.resolved_database_url()
+    os.environ["SWITCHGATE_SKIP_MIGRATIONS"] = "1"
+    print(f"switchgate listening on http://{host}:{port} (database: {_safe(settings.resolved_database_url())})", flush=True)
+    uvicorn.run(
+        "switchgate.app:create_app_from_env",
+        factory=True,
+        host=host,
+        port=port,
+        workers=workers,
+        loop="uvloop",
+        http="httptools",
+        lifespan="on",
+        access_log=False,
+        log_level=settings.log_level,
+        timeout_graceful_shutdown=30,
+    )
+    return 0
+
+
+def _safe(url: str) -> str:
+    """A database URL without its password."""
+    if "@" in url and "://" in url:
+        scheme, rest = url.split("://", 1)
+        creds, host = rest.rsplit("@", 1)
+        user = creds.split(":", 1)[0]
+        return f"{scheme}://{user}:***@{host}"
+    return url

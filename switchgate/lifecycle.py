@@ -1,0 +1,71 @@
+"""Start-up and shutdown of a gateway process, and its background loops."""
+
+import asyncio
+import contextlib
+import logging
+from collections.abc import Awaitable, Callable
+
+from switchgate.billing.prices import load_prices
+from switchgate.catalog import Catalog
+from switchgate.routing.channels import load_channels
+from switchgate.state import AppState
+from switchgate.storage import migrate
+from switchgate.storage.db import now_ms
+
+log = logging.getLogger("switchgate")
+
+
+async def refresh_catalog(state: AppState) -> None:
+    """Reload channels and prices, and forget cached tokens, if the config changed."""
+    version = await state.db.config_version()
+    if version == state.config_version:
+        return
+    async with state.db.connect() as conn:
+        channels = await load_channels(conn, state.box)
+        prices = await load_prices(conn)
+    state.catalog = Catalog.build(channels, prices, now_ms())
+    state.tokens.clear()
+    state.config_version = version
+
+
+async def _every(seconds: float, job: Callable[[], Awaitable[None]], name: str) -> None:
+    while True:
+        await asyncio.sleep(seconds)
+        try:
+            await job()
+        except Exception:
+            log.exception("background job %s failed; will retry", name)
+
+
+class Lifecycle:
+    def __init__(self, state: AppState, *, run_migrations: bool = True) -> None:
+        self.state = state
+        self._run_migrations = run_migrations
+        self._tasks: list[asyncio.Task[None]] = []
+
+    async def startup(self) -> None:
+        state = self.state
+        if self._run_migrations:
+            await migrate.upgrade(state.db)
+        await refresh_catalog(state)
+        await state.upstream.start()
+        state.recorder.start()
+        self._tasks = [
+            asyncio.create_task(
+                _every(state.settings.config_poll_seconds, lambda: refresh_catalog(state), "config")
+            ),
+            asyncio.create_task(_every(20.0, state.book.renew, "lease-renewal")),
+        ]
+        state.ready = True
+
+    async def shutdown(self) -> None:
+        state = self.state
+        state.ready = False
+        for task in self._tasks:
+            task.cancel()
+            with contextlib.suppress(asyncio.CancelledError):
+                await task
+        await state.recorder.close()  # every charge and log row written
+        await state.book.close()  # then leases given back
+        await state.upstream.close()
+        await state.db.dispose()

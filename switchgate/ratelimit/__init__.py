@@ -1,0 +1,1 @@
+"""Requests-per-minute limits per token."""

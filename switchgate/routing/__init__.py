@@ -1,0 +1,1 @@
+"""Which channel serves a call: channels, selection, health and cool-downs."""

@@ -1,0 +1,116 @@
+"""Channels (upstream connections): the data type and the management functions."""
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from sqlalchemy import select, update
+from sqlalchemy.ext.asyncio import AsyncConnection
+
+from switchgate import jsonutil
+from switchgate.storage.db import bump_config_version, now_ms
+from switchgate.storage.secrets import SecretBox
+from switchgate.storage.tables import channels
+
+KNOWN_KINDS = ("openai", "azure", "anthropic", "gemini")
+
+
+class ChannelError(ValueError):
+    pass
+
+
+@dataclass(frozen=True, slots=True)
+class Channel:
+    id: int
+    name: str
+    kind: str
+    base_url: str
+    api_key: str
+    models: tuple[str, ...]
+    model_map: Mapping[str, str] = field(default_factory=dict)
+    priority: int = 0
+    weight: int = 1
+    status: str = "enabled"
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+    def upstream_model(self, model: str) -> str:
+        return self.model_map.get(model, model)
+
+
+def _check(kind: str, base_url: str, models: list[str], weight: int) -> None:
+    if kind not in KNOWN_KINDS:
+        raise ChannelError(f"unknown channel kind {kind!r}; known: {', '.join(KNOWN_KINDS)}")
+    if not base_url.startswith(("http://", "https://")):
+        raise ChannelError("--base-url must start with http:// or https://")
+    if not models or any(not m.strip() for m in models):
+        raise ChannelError("a channel needs at least one model name")
+    if weight < 1:
+        raise ChannelError("weight must be at least 1")
+
+
+async def upsert_channel(
+    conn: AsyncConnection,
+    box: SecretBox,
+    *,
+    name: str,
+    kind: str,
+    base_url: str,
+    api_key: str,
+    models: list[str],
+    model_map: Mapping[str, str] | None = None,
+    priority: int = 0,
+    weight: int = 1,
+    status: str = "enabled",
+    extra: Mapping[str, Any] | None = None,
+) -> tuple[int, bool]:
+    """Create the channel, or update the one with that name. Returns (id, created)."""
+    _check(kind, base_url, models, weight)
+    values = {
+        "kind": kind,
+        "base_url": base_url.rstrip("/"),
+        "api_key_enc": box.encrypt(api_key),
+        "models": jsonutil.dumps_str([m.strip() for m in models]),
+        "model_map": jsonutil.dumps_str(dict(model_map or {})),
+        "priority": priority,
+        "weight": weight,
+        "status": status,
+        "extra": jsonutil.dumps_str(dict(extra or {})),
+        "updated_at": now_ms(),
+    }
+    existing = await conn.scalar(select(channels.c.id).where(channels.c.name == name))
+    if existing is not None:
+        await conn.execute(update(channels).where(channels.c.id == existing).values(**values))
+        await bump_config_version(conn)
+        return int(existing), False
+    result = await conn.execute(channels.insert().values(name=name, created_at=now_ms(), **values))
+    await bump_config_version(conn)
+    return int(result.inserted_primary_key[0]), True  # type: ignore[index]
+
+
+async def set_channel_status(conn: AsyncConnection, name: str, status: str) -> None:
+    if status not in ("enabled", "disabled"):
+        raise ChannelError(f"unknown channel status {status!r}")
+    result = await conn.execute(update(channels).where(channels.c.name == name).values(status=status))
+    if result.rowcount == 0:
+        raise ChannelError(f"no channel named {name!r}")
+    await bump_config_version(conn)
+
+
+async def load_channels(conn: AsyncConnection, box: SecretBox) -> list[Channel]:
+    rows = await conn.execute(select(channels).order_by(channels.c.id))
+    return [
+        Channel(
+            id=row.id,
+            name=row.name,
+            kind=row.kind,
+            base_url=row.base_url,
+            api_key=box.decrypt(row.api_key_enc),
+            models=tuple(jsonutil.loads(row.models)),
+            model_map=jsonutil.loads(row.model_map),
+            priority=row.priority,
+            weight=row.weight,
+            status=row.status,
+            extra=jsonutil.loads(row.extra),
+        )
+        for row in rows
+    ]

@@ -1,0 +1,87 @@
+"""Settings, read once at start-up from the environment (and `--config FILE [settings]`).
+
+Every variable is optional; the defaults run the gateway on SQLite under ./data.
+"""
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+
+def _float(env: Mapping[str, str], name: str, default: float) -> float:
+    raw = env.get(name)
+    return float(raw) if raw not in (None, "") else default
+
+
+def _int(env: Mapping[str, str], name: str, default: int) -> int:
+    raw = env.get(name)
+    return int(raw) if raw not in (None, "") else default
+
+
+@dataclass(frozen=True)
+class Timeouts:
+    connect: float = 10.0
+    first_byte: float = 120.0  # from request sent to response headers
+    idle: float = 120.0  # between two stream chunks
+    total: float = 900.0
+
+
+@dataclass(frozen=True)
+class Settings:
+    data_dir: Path = Path("data")
+    database_url: str = ""
+    redis_url: str | None = None
+    host: str = "127.0.0.1"
+    port: int = 8080
+    # How often the server polls the database for changed config (CLI, console).
+    config_poll_seconds: float = 1.0
+    # How often batched ledger rows and request logs are written.
+    flush_seconds: float = 0.5
+    max_body_bytes: int = 32 * 1024 * 1024
+    # Worst-case output tokens held for a request that sets no max_tokens.
+    default_hold_output_tokens: int = 4096
+    timeouts: Timeouts = field(default_factory=Timeouts)
+    secret_key: str | None = None  # encrypts channel keys; generated under data_dir if unset
+    log_level: str = "info"
+
+    def resolved_database_url(self) -> str:
+        if self.database_url:
+            return self.database_url
+        return f"sqlite+aiosqlite:///{(self.data_dir / 'switchgate.db').resolve()}"
+
+    @classmethod
+    def from_env(cls, env: Mapping[str, str] | None = None) -> "Settings":
+        env = os.environ if env is None else env
+        return cls(
+            data_dir=Path(env.get("SWITCHGATE_DATA_DIR") or "data"),
+            database_url=env.get("SWITCHGATE_DATABASE_URL", ""),
+            redis_url=env.get("SWITCHGATE_REDIS_URL") or None,
+            host=env.get("SWITCHGATE_HOST", "127.0.0.1"),
+            port=_int(env, "SWITCHGATE_PORT", 8080),
+            config_poll_seconds=_float(env, "SWITCHGATE_CONFIG_POLL_SECONDS", 1.0),
+            flush_seconds=_float(env, "SWITCHGATE_FLUSH_SECONDS", 0.5),
+            max_body_bytes=_int(env, "SWITCHGATE_MAX_BODY_BYTES", 32 * 1024 * 1024),
+            timeouts=Timeouts(
+                connect=_float(env, "SWITCHGATE_CONNECT_TIMEOUT", 10.0),
+                first_byte=_float(env, "SWITCHGATE_FIRST_BYTE_TIMEOUT", 120.0),
+                idle=_float(env, "SWITCHGATE_IDLE_TIMEOUT", 120.0),
+                total=_float(env, "SWITCHGATE_TOTAL_TIMEOUT", 900.0),
+            ),
+            secret_key=env.get("SWITCHGATE_SECRET_KEY") or None,
+            log_level=env.get("SWITCHGATE_LOG_LEVEL", "info"),
+        )
+
+    def with_overrides(self, values: Mapping[str, Any]) -> "Settings":
+        """Apply a `[settings]` table from a config file (unknown keys are an error)."""
+        known = {f for f in self.__dataclass_fields__ if f != "timeouts"}
+        unknown = set(values) - known - {"timeouts"}
+        if unknown:
+            raise ValueError(f"unknown settings: {', '.join(sorted(unknown))}")
+        updates: dict[str, Any] = {k: v for k, v in values.items() if k in known}
+        if "data_dir" in updates:
+            updates["data_dir"] = Path(updates["data_dir"])
+        if "timeouts" in values:
+            updates["timeouts"] = replace(self.timeouts, **values["timeouts"])
+        return replace(self, **updates)

@@ -1,0 +1,73 @@
+"""AppState: every service of a running gateway, created once at start-up.
+
+Nothing else in the package keeps mutable state at module level; handlers reach the
+services through the one AppState they are given.
+"""
+
+import os
+import random
+import socket
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from switchgate.accounts.auth import TokenCache
+from switchgate.billing.leases import BalanceBook
+from switchgate.billing.recorder import Recorder
+from switchgate.catalog import Catalog
+from switchgate.dialects.anthropic_messages.dialect import AnthropicMessagesDialect
+from switchgate.dialects.gemini_generate.dialect import GeminiGenerateDialect
+from switchgate.dialects.openai_chat.dialect import OpenAIChatDialect
+from switchgate.money import UNITS_PER_USD
+from switchgate.providers.base import ChatProvider
+from switchgate.providers.registry import chat_providers
+from switchgate.ratelimit.memory import MemoryRateLimiter
+from switchgate.relay.upstream import UpstreamClient
+from switchgate.routing.health import ChannelHealth
+from switchgate.settings import Settings
+from switchgate.storage.db import Database
+from switchgate.storage.secrets import SecretBox
+from switchgate.tokenizer import Tokenizer
+
+
+@dataclass(frozen=True)
+class Dialects:
+    openai: OpenAIChatDialect = field(default_factory=OpenAIChatDialect)
+    anthropic: AnthropicMessagesDialect = field(default_factory=AnthropicMessagesDialect)
+    gemini: GeminiGenerateDialect = field(default_factory=GeminiGenerateDialect)
+
+
+@dataclass
+class AppState:
+    settings: Settings
+    db: Database
+    box: SecretBox
+    holder: str
+    book: BalanceBook
+    recorder: Recorder
+    tokens: TokenCache
+    upstream: UpstreamClient
+    providers: Mapping[str, ChatProvider]
+    catalog: Catalog = field(default_factory=Catalog)
+    health: ChannelHealth = field(default_factory=ChannelHealth)
+    limiter: MemoryRateLimiter = field(default_factory=MemoryRateLimiter)
+    dialects: Dialects = field(default_factory=Dialects)
+    tokenizer: Tokenizer = field(default_factory=Tokenizer)
+    rng: random.Random = field(default_factory=random.Random)
+    config_version: int = -1
+    ready: bool = False
+
+    @classmethod
+    def create(cls, settings: Settings) -> "AppState":
+        db = Database(settings.resolved_database_url())
+        holder = f"{socket.gethostname()}:{os.getpid()}:{random.getrandbits(32):08x}"
+        return cls(
+            settings=settings,
+            db=db,
+            box=SecretBox.load(settings.secret_key, settings.data_dir),
+            holder=holder,
+            book=BalanceBook(db, holder, chunk=UNITS_PER_USD),
+            recorder=Recorder(db, holder, settings.flush_seconds),
+            tokens=TokenCache(db),
+            upstream=UpstreamClient(settings.timeouts),
+            providers=chat_providers(),
+        )

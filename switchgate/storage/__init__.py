@@ -1,0 +1,1 @@
+"""Persistence: tables, the async engine, migrations."""

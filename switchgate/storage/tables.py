@@ -1,0 +1,152 @@
+"""The schema. Every timestamp is epoch milliseconds; every amount is integer pico-USD.
+
+Change the schema only with a new Alembic migration in storage/migrations/versions.
+"""
+
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    Column,
+    ForeignKey,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+)
+
+metadata = MetaData()
+
+users = Table(
+    "users",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("email", String(320), nullable=False, unique=True),
+    Column("password_hash", String(255), nullable=True),
+    Column("display_name", String(200), nullable=True),
+    Column("role", String(16), nullable=False, default="user"),  # user | admin
+    Column("status", String(16), nullable=False, default="active"),  # active | disabled
+    Column("email_verified", Boolean, nullable=False, default=False),
+    # Equals SUM(ledger.amount) for the user, always.
+    Column("balance", BigInteger, nullable=False, default=0),
+    # Bumped to serialise lease grants (a portable row lock).
+    Column("lease_seq", BigInteger, nullable=False, default=0),
+    Column("created_at", BigInteger, nullable=False),
+)
+
+ledger = Table(
+    "ledger",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("user_id", Integer, ForeignKey("users.id"), nullable=False),
+    Column("amount", BigInteger, nullable=False),  # signed: + credit, - charge
+    Column("kind", String(16), nullable=False),  # topup | charge | refund | adjust | redeem
+    Column("request_id", String(64), nullable=True, unique=True),
+    Column("note", Text, nullable=True),
+    Column("actor", String(320), nullable=True),
+    Column("created_at", BigInteger, nullable=False),
+    Index("ix_ledger_user_created", "user_id", "created_at"),
+)
+
+balance_leases = Table(
+    "balance_leases",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("user_id", Integer, ForeignKey("users.id"), nullable=False),
+    Column("holder", String(64), nullable=False),  # one gateway process
+    Column("amount", BigInteger, nullable=False),
+    Column("expires_at", BigInteger, nullable=False),
+    Index("ux_lease_user_holder", "user_id", "holder", unique=True),
+)
+
+tokens = Table(
+    "tokens",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("user_id", Integer, ForeignKey("users.id"), nullable=False),
+    Column("name", String(200), nullable=False, default=""),
+    Column("key_hash", String(64), nullable=False, unique=True),
+    Column("key_prefix", String(16), nullable=False),
+    Column("status", String(16), nullable=False, default="active"),  # active|disabled|deleted
+    Column("expires_at", BigInteger, nullable=True),
+    Column("quota_limit", BigInteger, nullable=True),
+    Column("quota_used", BigInteger, nullable=False, default=0),
+    Column("allowed_models", Text, nullable=True),  # JSON list
+    Column("allowed_ips", Text, nullable=True),  # JSON list of IPs / CIDRs
+    Column("rpm_limit", Integer, nullable=True),
+    Column("created_at", BigInteger, nullable=False),
+    Column("last_used_at", BigInteger, nullable=True),
+    Index("ix_tokens_user", "user_id"),
+)
+
+channels = Table(
+    "channels",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("name", String(200), nullable=False, unique=True),
+    Column("kind", String(32), nullable=False),
+    Column("base_url", String(2000), nullable=False),
+    Column("api_key_enc", Text, nullable=False),  # AES-GCM, see storage/secrets.py
+    Column("models", Text, nullable=False),  # JSON list of model names clients use
+    Column("model_map", Text, nullable=False, default="{}"),  # JSON {alias: upstream}
+    Column("priority", Integer, nullable=False, default=0),
+    Column("weight", Integer, nullable=False, default=1),
+    Column("status", String(16), nullable=False, default="enabled"),
+    Column("extra", Text, nullable=False, default="{}"),  # JSON: headers, api_version
+    Column("created_at", BigInteger, nullable=False),
+    Column("updated_at", BigInteger, nullable=False),
+)
+
+prices = Table(
+    "prices",
+    metadata,
+    Column("model", String(200), primary_key=True),
+    Column("kind", String(16), nullable=False, default="chat"),
+    # Units (pico-USD) per single token.
+    Column("input", BigInteger, nullable=False, default=0),
+    Column("output", BigInteger, nullable=False, default=0),
+    Column("cache_read", BigInteger, nullable=True),
+    Column("cache_write", BigInteger, nullable=True),
+    # Units per request, added to every successful call.
+    Column("per_request", BigInteger, nullable=False, default=0),
+    Column("extra", Text, nullable=False, default="{}"),  # JSON: other unit prices
+    Column("updated_at", BigInteger, nullable=False),
+)
+
+request_logs = Table(
+    "request_logs",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("request_id", String(64), nullable=False),
+    Column("created_at", BigInteger, nullable=False),
+    Column("user_id", Integer, nullable=True),
+    Column("token_id", Integer, nullable=True),
+    Column("model", String(200), nullable=True),
+    Column("upstream_model", String(200), nullable=True),
+    Column("channel_id", Integer, nullable=True),
+    Column("dialect", String(32), nullable=False),
+    Column("endpoint", String(64), nullable=False),
+    Column("stream", Boolean, nullable=False, default=False),
+    Column("status", Integer, nullable=False),
+    Column("input_tokens", Integer, nullable=False, default=0),
+    Column("output_tokens", Integer, nullable=False, default=0),
+    Column("cache_read_tokens", Integer, nullable=False, default=0),
+    Column("cache_write_tokens", Integer, nullable=False, default=0),
+    Column("reasoning_tokens", Integer, nullable=False, default=0),
+    Column("usage_estimated", Boolean, nullable=False, default=False),
+    Column("cost", BigInteger, nullable=False, default=0),
+    Column("latency_ms", Integer, nullable=False, default=0),
+    Column("ttft_ms", Integer, nullable=True),
+    Column("client_ip", String(64), nullable=True),
+    Column("error", Text, nullable=True),
+    Index("ix_logs_user_created", "user_id", "created_at"),
+    Index("ix_logs_created", "created_at"),
+)
+
+kv = Table(
+    "kv",
+    metadata,
+    Column("key", String(100), primary_key=True),
+    Column("value", Text, nullable=False),
+)

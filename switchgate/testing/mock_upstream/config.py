@@ -1,0 +1,53 @@
+"""Settings of the fake upstream, and their validated partial update (POST /_mock/config)."""
+
+from collections.abc import Mapping
+from dataclasses import asdict, dataclass, fields
+from typing import Any
+
+
+@dataclass(slots=True)
+class MockConfig:
+    """How the fake upstream behaves. Directives in a request override it per request."""
+
+    api_key: str = "mock-key"
+    latency_ms: float = 0
+    chunk_count: int = 8
+    chunk_interval_ms: float = 0
+    reply_text: str | None = None
+    record: int = 50
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def _check(name: str, value: Any) -> Any:
+    """Return the value coerced to the field's type, or raise ValueError."""
+    if name == "api_key":
+        if isinstance(value, str) and value:
+            return value
+        raise ValueError("api_key must be a non-empty string")
+    if name == "reply_text":
+        if value is None or isinstance(value, str):
+            return value
+        raise ValueError("reply_text must be a string or null")
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError(f"{name} must be a number")
+    if name in ("chunk_count", "record"):
+        if value != int(value) or value < (1 if name == "chunk_count" else 0):
+            raise ValueError(f"{name} must be a non-negative integer (chunk_count >= 1)")
+        return int(value)
+    if value < 0:
+        raise ValueError(f"{name} must be >= 0")
+    return float(value)
+
+
+def update_config(config: MockConfig, changes: Mapping[str, Any]) -> None:
+    """Apply a partial update in place; all-or-nothing, ValueError on any bad field."""
+    known = {f.name for f in fields(MockConfig)}
+    checked: dict[str, Any] = {}
+    for name, value in changes.items():
+        if name not in known:
+            raise ValueError(f"unknown config field: {name}")
+        checked[name] = _check(name, value)
+    for name, value in checked.items():
+        setattr(config, name, value)

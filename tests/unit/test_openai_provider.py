@@ -1,0 +1,322 @@
+"""Golden tests for the OpenAI provider (tests/golden/openai_provider/*.json).
+
+Fixture kinds, by file-name prefix:
+  request_*   {"provider", "target", "request": IR}  -> the UpstreamRequest (body parsed)
+  response_*  an upstream chat.completion body        -> ChatResponse IR, or {"error": ...}
+  stream_*    upstream SSE text                       -> the IR events
+  classify    [{"status", "body"}]                     -> [GatewayError]
+Synthesised tool-call ids (`call_` + 24 hex) are written as "<synthesised>".
+"""
+
+import random
+import re
+from typing import Any
+
+import pytest
+
+from switchgate import jsonutil
+from switchgate.core.accumulate import Accumulator
+from switchgate.core.events import StreamEvent
+from switchgate.core.request import ChatRequest
+from switchgate.core.usage import Usage
+from switchgate.dialects.openai_chat import openai_chat_to_core_request
+from switchgate.errors import ErrorKind, GatewayError
+from switchgate.providers.base import Target
+from switchgate.providers.openai import AzureOpenAIProvider, OpenAIProvider
+from tests.unit._golden_ir import cases, dump, load
+
+AREA = "openai_provider"
+SYNTHESISED = re.compile(r"^call_[0-9a-f]{24}$")
+PROVIDERS = {"openai": OpenAIProvider(), "azure": AzureOpenAIProvider()}
+REQUEST = ChatRequest("gpt-4o", ())
+
+
+def _normalise(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _normalise(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_normalise(v) for v in value]
+    if isinstance(value, str) and SYNTHESISED.match(value):
+        return "<synthesised>"
+    return value
+
+
+def _target(raw: dict[str, Any]) -> Target:
+    return Target(**raw)
+
+
+# --- what each fixture kind computes (a regenerator reuses these) -------------------------
+
+
+def compute_request(inp: dict[str, Any]) -> dict[str, Any]:
+    provider = PROVIDERS[inp["provider"]]
+    up = provider.build_chat_request(load(inp["request"]), _target(inp["target"]))
+    return {
+        "method": up.method,
+        "url": up.url,
+        "headers": up.headers,
+        "body": jsonutil.loads(up.body),
+    }
+
+
+def compute_response(body: Any) -> Any:
+    try:
+        resp = OpenAIProvider().parse_chat_response(jsonutil.dumps(body), REQUEST)
+    except GatewayError as err:
+        return {"error": dump(err)}
+    return _normalise(dump(resp))
+
+
+def decode_stream(data: bytes, pieces: list[bytes] | None = None) -> list[StreamEvent]:
+    decoder = OpenAIProvider().chat_stream_decoder(REQUEST)
+    events: list[StreamEvent] = []
+    for piece in pieces if pieces is not None else [data]:
+        events.extend(decoder.feed(piece))
+    events.extend(decoder.finish())
+    return events
+
+
+def compute_stream(text: str) -> Any:
+    return _normalise(dump(decode_stream(text.encode())))
+
+
+def compute_classify(items: list[dict[str, Any]]) -> Any:
+    return [dump(OpenAIProvider().classify_error(i["status"], i["body"].encode())) for i in items]
+
+
+COMPUTE = {
+    "request": compute_request,
+    "response": compute_response,
+    "stream": compute_stream,
+    "classify": compute_classify,
+}
+
+
+def compute(name: str, inp: Any) -> Any:
+    return COMPUTE[name.split("_")[0]](inp)
+
+
+def _ids(value: Any) -> str:
+    return value if isinstance(value, str) else ""
+
+
+# --- golden comparisons ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("name", "case"), cases(AREA, "request"), ids=_ids)
+def test_request_golden(name: str, case: dict[str, Any]) -> None:
+    inp, expected = case["input"], case["expected"]
+    up = PROVIDERS[inp["provider"]].build_chat_request(load(inp["request"]), _target(inp["target"]))
+    assert (up.method, up.url, up.headers) == (
+        expected["method"],
+        expected["url"],
+        expected["headers"],
+    )
+    assert up.body == jsonutil.dumps(expected["body"])  # exact bytes, key order included
+
+
+@pytest.mark.parametrize(("name", "case"), cases(AREA, "response"), ids=_ids)
+def test_response_golden(name: str, case: dict[str, Any]) -> None:
+    assert compute_response(case["input"]) == case["expected"]
+
+
+@pytest.mark.parametrize(("name", "case"), cases(AREA, "stream"), ids=_ids)
+def test_stream_golden(name: str, case: dict[str, Any]) -> None:
+    data = case["input"].encode()
+    whole = decode_stream(data)
+    assert _normalise(dump(whole)) == case["expected"]
+    # Same events however the bytes are split (ids compared after normalising).
+    bytewise = decode_stream(data, [data[i : i + 1] for i in range(len(data))])
+    assert _normalise(dump(bytewise)) == case["expected"]
+    rng = random.Random(name)
+    for _ in range(25):
+        cuts = sorted(rng.sample(range(1, len(data)), min(len(data) - 1, rng.randint(1, 12))))
+        pieces = [data[a:b] for a, b in zip([0, *cuts], [*cuts, len(data)], strict=True)]
+        assert _normalise(dump(decode_stream(data, pieces))) == case["expected"]
+
+
+def test_classify_golden() -> None:
+    [(_, case)] = cases(AREA, "classify")
+    assert compute_classify(case["input"]) == case["expected"]
+
+
+# --- behaviour beyond the fixtures --------------------------------------------------------
+
+
+def test_classified_errors_never_leak_keys_or_urls() -> None:
+    [(_, case)] = cases(AREA, "classify")
+    for item in case["input"]:
+        err = OpenAIProvider().classify_error(item["status"], item["body"].encode())
+        assert "sk-" not in err.message and "http" not in err.message, err.message
+        assert "abc.def" not in err.message
+    assert (
+        all(
+            OpenAIProvider().classify_error(s, b"").retryable
+            == (s in (429, 500, 502, 503, 504, 529, 408))
+            for s in (400, 401, 403, 404, 408, 409, 413, 422, 429, 500, 502, 503, 504, 529)
+        )
+        is False
+    )  # 401/403 are upstream errors (retryable on another channel)
+    assert OpenAIProvider().classify_error(401, b"").retryable
+    assert not OpenAIProvider().classify_error(400, b"").retryable
+
+
+def test_stream_events_fold_to_the_same_response_as_the_non_stream_body() -> None:
+    case = dict(cases(AREA, "stream_tool_calls"))["stream_tool_calls"]
+    acc = Accumulator()
+    for event in decode_stream(case["input"].encode()):
+        acc.add(event)
+    resp = acc.response()
+    assert [p.arguments for p in resp.parts] == ['{"city":"Oslo"}', '{"city":"Paris"}']  # type: ignore[union-attr]
+    assert resp.usage == Usage(input_tokens=50, output_tokens=20)
+
+
+def test_synthesised_stream_ids_are_stable_within_a_stream() -> None:
+    case = dict(cases(AREA, "stream_tool_quirks"))["stream_tool_quirks"]
+    events = decode_stream(case["input"].encode())
+    ids = [e.id for e in events if type(e).__name__ == "ToolCallStart"]  # type: ignore[attr-defined]
+    assert ids[0] == "call_x" and SYNTHESISED.match(ids[1]) and ids[2] == "g1"
+
+
+def test_passthrough_rewrites_model_and_forces_usage_without_copying_deeply() -> None:
+    messages = [{"role": "user", "content": "hi"}]
+    body = {
+        "model": "alias",
+        "messages": messages,
+        "stream": True,
+        "stream_options": {"include_obfuscation": False},
+    }
+    target = Target("https://api.example.com/v1", "sk-x", "gpt-4o-real", {"x-a": "1"})
+    up = OpenAIProvider().build_passthrough(body, target, {"authorization": "Bearer client-token"})
+    sent = jsonutil.loads(up.body)
+    assert sent == {
+        "model": "gpt-4o-real",
+        "messages": messages,
+        "stream": True,
+        "stream_options": {"include_obfuscation": False, "include_usage": True},
+    }
+    assert body["model"] == "alias" and body["stream_options"] == {"include_obfuscation": False}
+    assert up.url == "https://api.example.com/v1/chat/completions"
+    assert up.headers == {
+        "authorization": "Bearer sk-x",
+        "content-type": "application/json",
+        "accept": "text/event-stream",
+        "x-a": "1",
+    }
+    plain = OpenAIProvider().build_passthrough({"model": "a", "messages": messages}, target, {})
+    assert jsonutil.loads(plain.body) == {"model": "gpt-4o-real", "messages": messages}
+
+
+def test_azure_passthrough_uses_deployment_url_and_api_key() -> None:
+    target = Target("https://acme.openai.azure.com", "azkey", "my deploy", api_version="2025-01-01")
+    up = AzureOpenAIProvider().build_passthrough({"model": "x", "messages": []}, target, {})
+    assert up.url == (
+        "https://acme.openai.azure.com/openai/deployments/my%20deploy/chat/completions"
+        "?api-version=2025-01-01"
+    )
+    assert up.headers["api-key"] == "azkey" and "authorization" not in up.headers
+    assert AzureOpenAIProvider().kind == "azure" and AzureOpenAIProvider().dialect == "openai"
+
+
+def test_usage_from_body() -> None:
+    [(_, case)] = cases(AREA, "response_text")
+    usage = OpenAIProvider().usage_from_body(jsonutil.dumps(case["input"]))
+    assert usage == Usage(input_tokens=20, output_tokens=5, cache_read_tokens=16)
+    assert OpenAIProvider().usage_from_body(b"not json") is None
+    assert OpenAIProvider().usage_from_body(b'{"choices": []}') is None
+
+
+@pytest.mark.parametrize("name", ["stream_text", "stream_tool_calls", "stream_reasoning_deepseek"])
+def test_usage_meter_reads_usage_and_text_from_split_stream(name: str) -> None:
+    data = dict(cases(AREA, name))[name]["input"].encode()
+    meter = OpenAIProvider().usage_meter()
+    for i in range(0, len(data), 7):
+        meter.feed(data[i : i + 7])
+    expected = {
+        "stream_text": (Usage(input_tokens=9, output_tokens=3, cache_read_tokens=4), "Café ☕ ok"),
+        "stream_tool_calls": (
+            Usage(input_tokens=50, output_tokens=20),
+            'get_weather{"city":"Oslo"}get_weather{"city":"Paris"}',
+        ),
+        "stream_reasoning_deepseek": (
+            Usage(input_tokens=12, output_tokens=30, reasoning_tokens=25),
+            "Thinking.Answer",
+        ),
+    }[name]
+    assert (meter.usage(), meter.output_text()) == expected
+
+
+def test_usage_meter_without_usage() -> None:
+    meter = OpenAIProvider().usage_meter()
+    meter.feed(
+        b'data: {"choices":[{"index":0,"delta":{"content":"x"}}],"usage":null}\n\ndata: [DONE]\n\n'
+    )
+    assert meter.usage() is None and meter.output_text() == "x"
+
+
+OPENAI_BODIES = [
+    {
+        "model": "m",
+        "messages": [{"role": "user", "content": "hi"}],
+        "max_tokens": 5,
+        "temperature": 0.5,
+    },
+    {
+        "model": "m",
+        "messages": [
+            {"role": "system", "content": "sys"},
+            {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": "a"},
+                    {
+                        "type": "image_url",
+                        "image_url": {"url": "data:image/png;base64,AAA=", "detail": "low"},
+                    },
+                ],
+            },
+            {
+                "role": "assistant",
+                "content": None,
+                "reasoning_content": "hmm",
+                "tool_calls": [
+                    {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+                ],
+            },
+            {"role": "tool", "tool_call_id": "c1", "content": "ok"},
+            {"role": "assistant", "content": "done"},
+        ],
+        "tools": [
+            {"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}
+        ],
+        "tool_choice": "auto",
+        "parallel_tool_calls": False,
+        "max_completion_tokens": 100,
+        "stream": True,
+        "stream_options": {"include_usage": True},
+        "logprobs": True,
+        "reasoning_effort": "low",
+        "response_format": {
+            "type": "json_schema",
+            "json_schema": {"name": "x", "schema": {"type": "object"}, "strict": True},
+        },
+    },
+]
+
+
+@pytest.mark.parametrize("body", OPENAI_BODIES)
+def test_openai_body_survives_decode_then_build(body: dict[str, Any]) -> None:
+    request = openai_chat_to_core_request(body)
+    target = Target("https://api.example.com/v1", "k", "m")
+    rebuilt = jsonutil.loads(OpenAIProvider().build_chat_request(request, target).body)
+    assert rebuilt == body
+
+
+def test_file_by_url_cannot_go_to_openai() -> None:
+    from switchgate.core.content import FilePart
+    from switchgate.core.request import Message
+
+    request = ChatRequest("m", (Message("user", (FilePart(url="https://x/a.pdf"),)),))
+    with pytest.raises(GatewayError) as info:
+        OpenAIProvider().build_chat_request(request, Target("https://h/v1", "k", "m"))
+    assert info.value.kind is ErrorKind.INVALID_REQUEST and info.value.param == "messages[0]"

@@ -50,7 +50,7 @@ _USAGE_KEYS: Final = (
 _SECRET_RES: Final = (
     re.compile(r"\b(?:sk|pk|rk)-[A-Za-z0-9_-]{8,}"),
     re.compile(r"(?i)\b(bearer|x-api-key|api[_ -]?key)([\s:=\"']+)[^\s\"',;]+"),
-    re.compile(r"https?://[^\s\"'<>]+"),
+    re.compile(r"https?://[^\s\"'<>()\[\]{}]*[^\s\"'<>()\[\]{}.,;:!?]"),
 )
 
 

@@ -59,9 +59,9 @@ def build_openai_body(request: ChatRequest, model: str) -> dict[str, Any]:
             "include_usage": True,
         }
     for key, value in extras.items():
-        if key not in body and key not in _HANDLED_EXTRAS:
-            if key != "tool_choice" or "tools" in body:
-                body[key] = value
+        if key in body or key in _HANDLED_EXTRAS or (key == "tool_choice" and "tools" not in body):
+            continue
+        body[key] = value
     return body
 
 

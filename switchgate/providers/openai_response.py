@@ -28,7 +28,7 @@ FINISH_REASONS: Final[dict[str, FinishReason]] = {
 }
 _SECRET: Final = re.compile(
     r"(?i)\bbearer\s+[^\s\"',]+|\b(?:sk|pk|rk)-[A-Za-z0-9_\-*.]{6,}|\bAIza[0-9A-Za-z_\-]{20,}"
-    r"|https?://[^\s\"'<>]+"
+    r"|https?://[^\s\"'<>()\[\]]+"
 )
 _MAX_MESSAGE: Final = 1000
 
@@ -139,6 +139,8 @@ def _details(data: Any) -> tuple[str | None, str | None, str | None]:
     if not isinstance(error, dict):
         return None, None, None
     message, param, code = error.get("message"), error.get("param"), error.get("code")
+    if message is None:
+        message = error.get("detail")  # FastAPI-style servers (vLLM & co)
     return (
         message if isinstance(message, str) else None,
         param if isinstance(param, str) else None,

@@ -194,9 +194,7 @@ class OpenAIUsageMeter:
             self._data(sse.data)
 
     def usage(self) -> Usage | None:
-        for sse in self._sse.flush():
-            self._data(sse.data)
-        return self._usage
+        return self._usage  # O streams end with a blank line: nothing is left to flush
 
     def output_text(self) -> str:
         return "".join(self._text)

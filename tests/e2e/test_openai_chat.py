@@ -77,7 +77,7 @@ def test_stream_without_usage_hides_the_usage_chunk_but_still_bills(gateway: Gat
     chunks = list(sdk.chat.completions.create(model="gpt-mock", messages=messages, stream=True))  # type: ignore[arg-type]
     assert chunks and all(c.choices for c in chunks), "no choices:[] chunk the client didn't ask for"
     sent = [r for r in mock_requests(gateway.mock_url) if r["path"].endswith("/chat/completions")]
-    assert sent[-1]["body"]["stream_options"]["include_usage"] is True
+    assert sent[-1]["json"]["stream_options"]["include_usage"] is True
     cost = expected_cost(reference.usage.prompt_tokens, reference.usage.completion_tokens)
     assert wait_for(lambda: gateway.balance(email) == after_first - cost)
 
@@ -236,7 +236,7 @@ def test_model_alias_is_rewritten_for_the_upstream(gateway: Gateway) -> None:
         model="gpt-alias", messages=[{"role": "user", "content": "alias"}]
     )
     sent = [r for r in mock_requests(gateway.mock_url) if r["path"].endswith("/chat/completions")]
-    assert sent[-1]["body"]["model"] == "gpt-mock-upstream"
+    assert sent[-1]["json"]["model"] == "gpt-mock-upstream"
 
 
 def test_insufficient_balance_is_refused_before_the_upstream(gateway: Gateway) -> None:

@@ -74,7 +74,10 @@ def from_json(tp: Any, data: Any) -> Any:
         return tp(data)
     if dataclasses.is_dataclass(tp):
         hints = typing.get_type_hints(tp)
-        return tp(**{k: from_json(hints[k], v) for k, v in data.items() if k != "type"})
+        tagged = tp.__name__ in TAGGED  # "type" is the tag there, a real field elsewhere
+        return tp(
+            **{k: from_json(hints[k], v) for k, v in data.items() if not (tagged and k == "type")}
+        )
     if tp is float and isinstance(data, int):
         return float(data)
     return data

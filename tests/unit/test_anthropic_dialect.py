@@ -126,7 +126,9 @@ def parse_sse(data: bytes) -> list[dict[str, Any]]:
 @pytest.mark.parametrize("case", load_cases(CASES, "decode"))
 def test_decode(case: dict[str, Any]) -> None:
     given, expected = case["input"], case["expected"]
-    decode = anthropic_count_tokens_request if given.get("count_tokens") else anthropic_to_core_request
+    decode = (
+        anthropic_count_tokens_request if given.get("count_tokens") else anthropic_to_core_request
+    )
     if "error" in expected:
         with pytest.raises(GatewayError) as info:
             decode(given["body"], given["headers"])
@@ -206,7 +208,9 @@ def test_stream(case: dict[str, Any]) -> None:
 
 
 def test_stream_framing_is_exact() -> None:
-    encoder = AnthropicStreamEncoder(ir_from_json({"_type": "ChatRequest", "model": "m", "messages": []}))
+    encoder = AnthropicStreamEncoder(
+        ir_from_json({"_type": "ChatRequest", "model": "m", "messages": []})
+    )
     first = encoder.encode(events.Start("msg_1", "m"))
     assert first.startswith(b'event: message_start\ndata: {"type":"message_start",')
     assert first.endswith(b"\n\n") and first.count(b"\n") == 3
@@ -214,7 +218,9 @@ def test_stream_framing_is_exact() -> None:
 
 
 def test_stream_without_start_gets_a_generated_message_id() -> None:
-    encoder = AnthropicStreamEncoder(ir_from_json({"_type": "ChatRequest", "model": "m", "messages": []}))
+    encoder = AnthropicStreamEncoder(
+        ir_from_json({"_type": "ChatRequest", "model": "m", "messages": []})
+    )
     sent = parse_sse(encoder.encode(events.TextDelta("orphan")) + encoder.close())
     assert [e["event"] for e in sent][:2] == ["message_start", "content_block_start"]
     assert re.fullmatch(r"msg_[0-9a-f]{24}", sent[0]["data"]["message"]["id"])
@@ -229,7 +235,9 @@ def test_message_ids() -> None:
 
 
 def test_stream_without_events_is_still_well_formed() -> None:
-    encoder = AnthropicStreamEncoder(ir_from_json({"_type": "ChatRequest", "model": "m", "messages": []}))
+    encoder = AnthropicStreamEncoder(
+        ir_from_json({"_type": "ChatRequest", "model": "m", "messages": []})
+    )
     names = [e["event"] for e in parse_sse(encoder.close())]
     assert names == ["message_start", "message_delta", "message_stop"]
 

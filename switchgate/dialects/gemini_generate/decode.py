@@ -294,7 +294,7 @@ def _generation(
         temperature=opt_num("temperature", 0.0, 2.0),
         top_p=opt_num("topP", 0.0, 1.0),
         top_k=opt_int("topK", 1),
-        stop=tuple(as_str(s, f"{where}.stopSequences") for s in stop),
+        stop=tuple(as_str(s, f"{where}.stopSequences[{i}]") for i, s in enumerate(stop)),
         seed=opt_int("seed"),
         presence_penalty=opt_num("presencePenalty"),
         frequency_penalty=opt_num("frequencyPenalty"),

@@ -20,7 +20,7 @@ from switchgate.core.content import (
     ToolCallPart,
     UnknownPart,
 )
-from switchgate.errors import invalid
+from switchgate.errors import GatewayError, invalid
 
 SIGNATURE_PREFIX: Final = "gemini:"
 _UPPER: Final = re.compile(r"(?<!^)([A-Z])")
@@ -65,27 +65,32 @@ def bare_model(model: str) -> str:
 # ---------------------------------------------------------------- typed readers
 
 
+def _wrong(value: Any, where: str, expected: str) -> GatewayError:
+    problem = "is required" if value is None else f"must be {expected}"
+    return invalid(f"{where} {problem}", param=where)
+
+
 def as_object(value: Any, where: str) -> dict[str, Any]:
     if not isinstance(value, dict):
-        raise invalid(f"{where} must be an object", param=where)
+        raise _wrong(value, where, "an object")
     return value
 
 
 def as_list(value: Any, where: str) -> list[Any]:
     if not isinstance(value, list):
-        raise invalid(f"{where} must be an array", param=where)
+        raise _wrong(value, where, "an array")
     return value
 
 
 def as_str(value: Any, where: str) -> str:
     if not isinstance(value, str):
-        raise invalid(f"{where} must be a string", param=where)
+        raise _wrong(value, where, "a string")
     return value
 
 
 def as_bool(value: Any, where: str) -> bool:
     if not isinstance(value, bool):
-        raise invalid(f"{where} must be a boolean", param=where)
+        raise _wrong(value, where, "a boolean")
     return value
 
 
@@ -99,7 +104,7 @@ def as_int(value: Any, where: str, minimum: int | None = None) -> int:
     ):
         number = int(value)
     if number is None:
-        raise invalid(f"{where} must be an integer", param=where)
+        raise _wrong(value, where, "an integer")
     if minimum is not None and number < minimum:
         raise invalid(f"{where} must be at least {minimum}", param=where)
     return number
@@ -107,9 +112,11 @@ def as_int(value: Any, where: str, minimum: int | None = None) -> int:
 
 def as_number(value: Any, where: str, low: float | None = None, high: float | None = None) -> float:
     if isinstance(value, bool) or not isinstance(value, int | float):
-        raise invalid(f"{where} must be a number", param=where)
-    if (low is not None and value < low) or (high is not None and value > high):
-        raise invalid(f"{where} must be between {low} and {high}", param=where)
+        raise _wrong(value, where, "a number")
+    if low is not None and value < low:
+        raise invalid(f"{where} must be at least {low:g}", param=where)
+    if high is not None and value > high:
+        raise invalid(f"{where} must be at most {high:g}", param=where)
     return float(value)
 
 

@@ -70,7 +70,8 @@ class OpenAIChatStreamEncoder:
             self._usage = event.usage
             return b""
         if isinstance(event, Start):
-            self._id, self._model = completion_id(event.id), event.model or self._model
+            if not self._started:  # ids never change mid-stream
+                self._id, self._model = completion_id(event.id), event.model or self._model
             if event.usage is not None:
                 self._usage = event.usage
             return self._start()

@@ -22,6 +22,7 @@ PNG_B64: Final = base64.b64encode(PNG).decode()
 IMAGE_OUTPUT_TOKENS: Final = 100  # per generated image (gpt-image usage)
 BYTES_PER_SECOND_GUESS: Final = 16_000  # 128 kbit/s, for audio that isn't a parseable WAV
 _TEXT_FORMATS: Final = ("text", "srt", "vtt")
+_LABELS: Final = {"transcribe": "transcription", "translate": "translation"}
 
 
 def _fmt_time(seconds: float, sep: str) -> str:
@@ -225,7 +226,7 @@ class OpenAIMedia:
         text = (
             d.text
             or state.config.reply_text
-            or (f"Mock {task} of {upload.filename or 'audio'}, {len(data)} bytes.")
+            or f"Mock {_LABELS[task]} of {upload.filename or 'audio'}, {len(data)} bytes."
         )
         fmt = _str(form, "response_format", "json")
         if _str(form, "stream") == "true" and task == "transcribe":

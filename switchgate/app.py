@@ -22,10 +22,13 @@ Handler = Callable[[AppState, Scope, Receive, Send], Awaitable[None]]
 def _is_gemini(scope: Scope, path: str) -> bool:
     if path.startswith("/v1beta/models"):
         return True
-    if not path.startswith("/v1/models/"):
+    if path != "/v1/models" and not path.startswith("/v1/models/"):
         return False
-    # /v1/models/{id} is OpenAI's model retrieval unless it names a Gemini action.
-    return ":" in path.rsplit("/", 1)[-1] or b"key=" in scope.get("query_string", b"")
+    # /v1/models is OpenAI's (and Anthropic's) unless it names a Gemini action or
+    # carries Gemini's credentials (google-genai lists models at GET /v1/models).
+    if ":" in path.rsplit("/", 1)[-1] or b"key=" in scope.get("query_string", b""):
+        return True
+    return any(name == b"x-goog-api-key" for name, _ in scope["headers"])
 
 
 def _web_app(state: AppState) -> Starlette:
@@ -52,9 +55,10 @@ class GatewayApp:
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         kind = scope["type"]
         if kind == "http":
-            handler = self.routes.get((scope["method"], scope["path"]))
             path: str = scope["path"]
-            if handler is not None:
+            if path.startswith("/v1/models") and _is_gemini(scope, path):
+                await routes_gemini.dispatch(self.state, scope, receive, send)
+            elif (handler := self.routes.get((scope["method"], path))) is not None:
                 await handler(self.state, scope, receive, send)
             elif _is_gemini(scope, path):
                 await routes_gemini.dispatch(self.state, scope, receive, send)

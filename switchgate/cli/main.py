@@ -118,7 +118,8 @@ async def _with_ops(settings: Settings, job: Callable[[Ops], Awaitable[None]]) -
 
 
 async def _run(args: argparse.Namespace, settings: Settings) -> None:  # noqa: C901
-    command, action = args.command, getattr(args, "action", None)
+    command: str = args.command
+    action: str = getattr(args, "action", None) or ""
 
     async def job(ops: Ops) -> None:
         if command == "migrate":

@@ -36,7 +36,7 @@ def serve(
     logging.basicConfig(level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     parsed = read_config(config) if config else None
     if parsed and "settings" in parsed:
-        settings = settings.with_overrides(parsed["settings"])  # type: ignore[arg-type]
+        settings = settings.with_overrides(parsed["settings"])
     host = host or settings.host
     port = port or settings.port
     asyncio.run(_prepare(settings, parsed))

@@ -42,6 +42,7 @@ from switchgate.providers.gemini_stream import (
 )
 
 SKIP_SIGNATURE: Final = "skip_thought_signature_validator"
+FILES_ROOT: Final = "https://generativelanguage.googleapis.com/v1beta/"  # where File API ids live
 # Reasoning effort -> thinkingBudget (policy, protocols §5.1); within every 2.5 model's range.
 EFFORT_BUDGET: Final[dict[str, int]] = {
     "none": 0,
@@ -130,9 +131,8 @@ def _file(part: FilePart) -> dict[str, Any]:
     if part.data or part.url:
         return _media(part.media_type, part.data, part.url, "application/pdf")
     if part.file_id and part.file_id.startswith(("files/", "https://")):
-        return {
-            "fileData": {"mimeType": part.media_type or "application/pdf", "fileUri": part.file_id}
-        }
+        uri = part.file_id if part.file_id.startswith("https://") else FILES_ROOT + part.file_id
+        return {"fileData": {"mimeType": part.media_type or "application/pdf", "fileUri": uri}}
     raise invalid("Gemini accepts only File API file ids (files/...)", param="messages")
 
 

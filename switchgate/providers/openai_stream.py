@@ -83,7 +83,7 @@ class OpenAIStreamDecoder:
         return events
 
     def _event(self, data: str, events: list[StreamEvent]) -> None:
-        if self._ended:
+        if self._ended or not data.strip():
             return
         if data == "[DONE]":
             self._ended = True

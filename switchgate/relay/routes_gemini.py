@@ -79,7 +79,8 @@ async def dispatch(state: AppState, scope: Scope, receive: Receive, send: Send) 
         await _models(state, scope, send, rest or None)
         return
     model, _, action = rest.partition(":")
-    alt = (_query(scope).get("alt") or [None])[0]
+    alts = _query(scope).get("alt")
+    alt = alts[0] if alts else None
     if method == "POST" and action in ("generateContent", "streamGenerateContent"):
         await handle_chat(_endpoint(action, model, alt), state, scope, receive, send)
     elif method == "POST" and action == "countTokens":

@@ -72,7 +72,7 @@ def from_json(tp: Any, data: Any) -> Any:
         return [from_json(typing.get_args(tp)[0], item) for item in data]
     if isinstance(tp, type) and issubclass(tp, enum.Enum):
         return tp(data)
-    if dataclasses.is_dataclass(tp):
+    if isinstance(tp, type) and dataclasses.is_dataclass(tp):
         hints = typing.get_type_hints(tp)
         tagged = tp.__name__ in TAGGED  # "type" is the tag there, a real field elsewhere
         return tp(

@@ -6,13 +6,22 @@ from typing import Any
 
 import httpx2
 import pytest
-from tests.unit.gemini_golden_support import cases, check, from_json, ids, load, to_json
 from google import genai
 from google.genai import errors as genai_errors
 from google.genai import types as gtypes
 
 from switchgate import jsonutil
-from switchgate.core.events import StreamEvent
+from switchgate.core.content import TextPart, ThinkingPart, ToolCallPart, ToolResultPart
+from switchgate.core.events import (
+    Finish,
+    Start,
+    StreamError,
+    StreamEvent,
+    TextDelta,
+    ToolArgsDelta,
+    ToolCallStart,
+    UsageUpdate,
+)
 from switchgate.core.request import ChatRequest
 from switchgate.core.response import ChatResponse, FinishReason
 from switchgate.core.usage import Usage
@@ -26,6 +35,7 @@ from switchgate.dialects.gemini_generate import (
     render_gemini_stream_error,
 )
 from switchgate.errors import ErrorKind, GatewayError
+from tests.unit.gemini_golden_support import cases, check, from_json, ids, load, to_json
 
 AREA = "gemini_generate"
 
@@ -65,13 +75,14 @@ def test_decode_is_deterministic_and_ids_match() -> None:
     body = load(cases(AREA, "decode_function_calling")[0])["input"]["body"]
     first = gemini_to_core_request(body, "gemini-2.5-flash")
     assert first == gemini_to_core_request(body, "gemini-2.5-flash")
-    calls = [p for m in first.messages for p in m.parts if type(p).__name__ == "ToolCallPart"]
-    results = [p for m in first.messages for p in m.parts if type(p).__name__ == "ToolResultPart"]
-    assert len({c.id for c in calls}) == len(calls)  # type: ignore[attr-defined]
-    for call in calls:
-        assert call.id.startswith(("call_", "fc-"))  # type: ignore[attr-defined]
-    answered = {r.tool_call_id for r in results}  # type: ignore[attr-defined]
-    assert {c.id for c in calls} <= answered  # type: ignore[attr-defined]
+    parts = [p for m in first.messages for p in m.parts]
+    calls = [p for p in parts if isinstance(p, ToolCallPart)]
+    results = [p for p in parts if isinstance(p, ToolResultPart)]
+    assert len({c.id for c in calls}) == len(calls) == 5
+    assert all(c.id == "fc-7" or (c.id.startswith("call_") and len(c.id) == 29) for c in calls)
+    assert {c.id for c in calls} <= {r.tool_call_id for r in results}
+    assert [r.name for r in results[:2]] == ["get_weather", "get_weather"]
+    assert [r.tool_call_id for r in results[:2]] == [calls[0].id, calls[1].id]
 
 
 # ---------------------------------------------------------------- encode
@@ -144,8 +155,6 @@ def test_stream_golden(path: Path) -> None:
 def test_stream_error_matches_render() -> None:
     err = GatewayError(ErrorKind.RATE_LIMITED, "slow down", retry_after=30)
     encoder = GeminiStreamEncoder(ChatRequest(model="m", messages=()), sse=True)
-    from switchgate.core.events import StreamError
-
     assert encoder.encode(StreamError(err)) == render_gemini_stream_error(err)
 
 
@@ -210,8 +219,6 @@ def test_sdk_round_trip_generate() -> None:
             jsonutil.loads(http.content), {":model": model, ":action": action}
         )
         seen.append(request)
-        from switchgate.core.content import TextPart, ThinkingPart, ToolCallPart
-
         response = ChatResponse(
             id="r1",
             model="x",
@@ -285,14 +292,6 @@ def test_sdk_round_trip_generate() -> None:
 
 
 def test_sdk_round_trip_stream() -> None:
-    from switchgate.core.events import (
-        Finish,
-        Start,
-        TextDelta,
-        ToolArgsDelta,
-        ToolCallStart,
-        UsageUpdate,
-    )
 
     dialect = GeminiGenerateDialect()
 

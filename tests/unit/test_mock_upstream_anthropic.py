@@ -93,17 +93,16 @@ async def test_tool_result_turn(client: anthropic.AsyncAnthropic) -> None:
     )
     call = first.content[0]
     assert call.type == "tool_use"
+    history: list[Any] = [
+        {"role": "user", "content": "weather"},
+        {"role": "assistant", "content": [call.model_dump()]},
+        {
+            "role": "user",
+            "content": [{"type": "tool_result", "tool_use_id": call.id, "content": "Rainy"}],
+        },
+    ]
     second = await client.messages.create(
-        model="claude-x",
-        max_tokens=100,
-        tools=[TOOL],
-        messages=[
-            {"role": "user", "content": "weather"},
-            {"role": "assistant", "content": [call.model_dump()]},
-            {"role": "user", "content": [
-                {"type": "tool_result", "tool_use_id": call.id, "content": "Rainy"}
-            ]},
-        ],
+        model="claude-x", max_tokens=100, tools=[TOOL], messages=history
     )
     assert second.content[0].type == "text"
     assert second.content[0].text == "Tool result received: Rainy"
@@ -113,7 +112,9 @@ async def test_cache_control_reports_cache_reads(client: anthropic.AsyncAnthropi
     message = await client.messages.create(
         model="claude-x",
         max_tokens=100,
-        system=[{"type": "text", "text": "a b c d e f g h", "cache_control": {"type": "ephemeral"}}],
+        system=[
+            {"type": "text", "text": "a b c d e f g h", "cache_control": {"type": "ephemeral"}}
+        ],
         messages=[{"role": "user", "content": "one two"}],
     )
     usage = message.usage
@@ -199,8 +200,14 @@ async def test_raw_stream_event_names(upstream: MockUpstream) -> None:
         assert jsonutil.loads(data_line.removeprefix("data: "))["type"] == name
         names.append(name)
     assert names == [
-        "message_start", "ping", "content_block_start", "content_block_delta",
-        "content_block_delta", "content_block_stop", "message_delta", "message_stop",
+        "message_start",
+        "ping",
+        "content_block_start",
+        "content_block_delta",
+        "content_block_delta",
+        "content_block_stop",
+        "message_delta",
+        "message_stop",
     ]
 
 

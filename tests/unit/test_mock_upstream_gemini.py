@@ -20,6 +20,11 @@ WEATHER = types.FunctionDeclaration(
 )
 
 
+def parts_of(response: types.GenerateContentResponse) -> list[types.Part]:
+    assert response.candidates and response.candidates[0].content
+    return response.candidates[0].content.parts or []
+
+
 @pytest.fixture(scope="module")
 async def upstream() -> AsyncIterator[MockUpstream]:
     up = await start_mock_upstream(config=MockConfig(chunk_count=5))
@@ -60,18 +65,15 @@ async def test_stream_with_thoughts(client: genai.Client) -> None:
             model="gemini-2.5-flash", contents="stream me", config=config
         )
     ]
-    thoughts = "".join(
-        p.text or "" for c in chunks for p in c.candidates[0].content.parts if p.thought  # type: ignore[index, union-attr]
-    )
-    answer = "".join(
-        p.text or "" for c in chunks for p in c.candidates[0].content.parts if not p.thought  # type: ignore[index, union-attr]
-    )
+    thoughts = "".join(p.text or "" for c in chunks for p in parts_of(c) if p.thought)
+    answer = "".join(p.text or "" for c in chunks for p in parts_of(c) if not p.thought)
     assert thoughts.startswith("Let me think")
     assert answer == "Hello from mock! You said: stream me"
     usage = chunks[-1].usage_metadata
     assert usage is not None and usage.thoughts_token_count
     assert usage.total_token_count == (
-        (usage.prompt_token_count or 0) + (usage.candidates_token_count or 0)
+        (usage.prompt_token_count or 0)
+        + (usage.candidates_token_count or 0)
         + usage.thoughts_token_count
     )
     assert chunks[-1].candidates is not None
@@ -89,20 +91,21 @@ async def test_function_call_and_response(client: genai.Client) -> None:
     calls = result.function_calls
     assert calls is not None and len(calls) == 2
     assert calls[0].name == "get_weather" and calls[0].args == {"city": "Oslo", "hot": True}
-    parts = result.candidates[0].content.parts  # type: ignore[index, union-attr]
-    assert parts is not None
+    parts = parts_of(result)
     assert parts[0].thought_signature == b"mock-thought-signature"
     assert parts[1].thought_signature is None
     history = [
         types.Content(role="user", parts=[types.Part(text="weather [[mock:tools=2]]")]),
-        result.candidates[0].content,  # type: ignore[index]
+        types.Content(role="model", parts=parts),
         types.Content(
             role="user",
-            parts=[types.Part.from_function_response(name="get_weather", response={"output": "Hot"})],
+            parts=[
+                types.Part.from_function_response(name="get_weather", response={"output": "Hot"})
+            ],
         ),
     ]
     again = await client.aio.models.generate_content(
-        model="gemini-2.5-flash", contents=history, config=config  # type: ignore[arg-type]
+        model="gemini-2.5-flash", contents=history, config=config
     )
     assert again.text == "Tool result received: Hot"
 
@@ -111,7 +114,9 @@ async def test_forced_function_via_tool_config(client: genai.Client) -> None:
     config = types.GenerateContentConfig(
         tools=[types.Tool(function_declarations=[WEATHER])],
         tool_config=types.ToolConfig(
-            function_calling_config=types.FunctionCallingConfig(mode=types.FunctionCallingConfigMode.ANY)
+            function_calling_config=types.FunctionCallingConfig(
+                mode=types.FunctionCallingConfigMode.ANY
+            )
         ),
         automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True),
     )

@@ -277,8 +277,9 @@ async def test_images_b64_and_url(client: openai.AsyncOpenAI, upstream: MockUpst
 
 
 async def test_image_edit_multipart(client: openai.AsyncOpenAI, upstream: MockUpstream) -> None:
-    png = base64.b64decode((await client.images.generate(model="gpt-image-1", prompt="x"))
-                           .data[0].b64_json or "")  # type: ignore[index]
+    generated = await client.images.generate(model="gpt-image-1", prompt="x")
+    assert generated.data is not None
+    png = base64.b64decode(generated.data[0].b64_json or "")
     upstream.clear_requests()
     edited = await client.images.edit(
         model="gpt-image-1",
@@ -307,9 +308,13 @@ async def test_speech_streams_audio(client: openai.AsyncOpenAI) -> None:
 async def test_transcriptions(client: openai.AsyncOpenAI) -> None:
     rate = 16_000
     wav = (
-        b"RIFF" + struct.pack("<I", 36 + rate * 2) + b"WAVEfmt "
+        b"RIFF"
+        + struct.pack("<I", 36 + rate * 2)
+        + b"WAVEfmt "
         + struct.pack("<IHHIIHH", 16, 1, 1, rate, rate * 2, 2, 16)
-        + b"data" + struct.pack("<I", rate * 2) + bytes(rate * 2)
+        + b"data"
+        + struct.pack("<I", rate * 2)
+        + bytes(rate * 2)
     )  # one second of silence
     upload = ("clip.wav", wav, "audio/wav")
     result = await client.audio.transcriptions.create(model="whisper-1", file=upload)
@@ -360,8 +365,12 @@ async def test_responses_non_stream(client: openai.AsyncOpenAI) -> None:
 
 
 async def test_responses_stream_with_tools_and_reasoning(client: openai.AsyncOpenAI) -> None:
-    tool: Any = {"type": "function", "name": "get_weather", "strict": False,
-                 "parameters": WEATHER_TOOL["function"]["parameters"]}
+    tool: Any = {
+        "type": "function",
+        "name": "get_weather",
+        "strict": False,
+        "parameters": WEATHER_TOOL["function"]["parameters"],
+    }
     async with client.responses.stream(
         model="gpt-x",
         input=[{"role": "user", "content": "weather [[mock:tool]]"}],
@@ -390,8 +399,11 @@ async def test_realtime_text_and_usage(client: openai.AsyncOpenAI) -> None:
         created = await conn.recv()
         assert created.type == "session.created"
         await conn.conversation.item.create(
-            item={"type": "message", "role": "user",
-                  "content": [{"type": "input_text", "text": "hello realtime"}]}
+            item={
+                "type": "message",
+                "role": "user",
+                "content": [{"type": "input_text", "text": "hello realtime"}],
+            }
         )
         await conn.response.create()
         deltas: list[str] = []

@@ -9,7 +9,7 @@ from switchgate import jsonutil
 from switchgate.core.content import TextPart
 from switchgate.core.events import Finish, Start, TextDelta
 from switchgate.core.request import ChatRequest, Message
-from switchgate.core.response import FinishReason
+from switchgate.core.response import ChatResponse, FinishReason
 from switchgate.dialects.openai_chat import (
     OpenAIChatDialect,
     OpenAIChatStreamEncoder,
@@ -165,8 +165,6 @@ def test_decode_then_encode_response_roundtrip_through_sdk() -> None:
     request = openai_chat_to_core_request(
         {"model": "gpt-4o", "messages": [{"role": "user", "content": "hi"}]}
     )
-    from switchgate.core.response import ChatResponse
-
     resp = ChatResponse("abc", "", (TextPart("yo"),), FinishReason.STOP, created=1)
     parsed = ChatCompletion.model_validate_json(core_to_openai_chat_response(resp, request))
     assert parsed.id == "chatcmpl-abc" and parsed.model == "gpt-4o"
@@ -217,8 +215,6 @@ def test_stream_close_without_finish_or_start_completes_the_stream() -> None:
 
 
 def test_encode_synthesises_an_id_when_the_response_has_none() -> None:
-    from switchgate.core.response import ChatResponse
-
     resp = ChatResponse("", "m", (), FinishReason.STOP, created=1)
     body = jsonutil.loads(core_to_openai_chat_response(resp, ChatRequest("m", ())))
     assert body["id"].startswith("chatcmpl-") and len(body["id"]) > len("chatcmpl-")

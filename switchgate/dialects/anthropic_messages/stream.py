@@ -136,7 +136,7 @@ class AnthropicStreamEncoder:
         return self._block("thinking", {"type": "thinking", "thinking": "", "signature": ""})
 
     def _block(self, kind: BlockKind, content_block: dict[str, Any]) -> bytes:
-        if self._open == kind and kind != "tool":
+        if self._open == kind:
             return b""
         out = self._close_block()
         self._open = kind

@@ -45,7 +45,7 @@ def gemini_status(err: GatewayError) -> tuple[int, str]:
     code = _REMAP.get(code, code)
     name = _STATUS_NAMES.get(code)
     if name is None:
-        name = "FAILED_PRECONDITION" if 400 <= code < 500 else "UNKNOWN"
+        name = "INVALID_ARGUMENT" if 400 <= code < 500 else "UNKNOWN"
     return code, name
 
 

@@ -11,6 +11,7 @@ Mapping choices:
   ONE user message. The result's `name` is recovered from the earlier tool call.
 - Legacy `function_call` on an assistant message becomes a ToolCallPart with the id
   `call_legacy_<message index>`, which the following `function` message answers.
+- A message's `name` is dropped (nothing models it).
 - Unmodelled parts (custom tool calls, assistant `audio`, unknown part types) are kept
   as UnknownPart("openai", raw).
 - Every top-level field the IR does not model goes, unchanged, into `extras["openai"]`;

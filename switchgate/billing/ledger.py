@@ -51,8 +51,13 @@ async def add_entry(
     return new_balance
 
 
-async def ledger_sum(conn: AsyncConnection, user_id: int) -> int:
-    total = await conn.scalar(
-        select(func.coalesce(func.sum(ledger.c.amount), 0)).where(ledger.c.user_id == user_id)
+async def balance_and_ledger_sum(conn: AsyncConnection, user_id: int) -> tuple[int, int]:
+    """Both numbers from one statement (one snapshot), so a concurrent charge can't make
+    them look different."""
+    total = (
+        select(func.coalesce(func.sum(ledger.c.amount), 0))
+        .where(ledger.c.user_id == user_id)
+        .scalar_subquery()
     )
-    return int(total or 0)
+    row = (await conn.execute(select(users.c.balance, total).where(users.c.id == user_id))).one()
+    return int(row[0]), int(row[1])

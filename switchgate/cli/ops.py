@@ -32,7 +32,7 @@ class Ops:
         """(balance, ledger sum): equal unless something is badly wrong."""
         async with self.db.connect() as conn:
             user = await accounts.get_user(conn, email)
-            return user.balance, await ledger.ledger_sum(conn, user.id)
+            return await ledger.balance_and_ledger_sum(conn, user.id)
 
     async def create_token(self, email: str, name: str) -> accounts.NewToken:
         async with self.db.begin() as conn:

@@ -78,7 +78,7 @@ def test_decode_is_deterministic_and_ids_match() -> None:
     parts = [p for m in first.messages for p in m.parts]
     calls = [p for p in parts if isinstance(p, ToolCallPart)]
     results = [p for p in parts if isinstance(p, ToolResultPart)]
-    assert len({c.id for c in calls}) == len(calls) == 5
+    assert len({c.id for c in calls}) == len(calls) == 4
     assert all(c.id == "fc-7" or (c.id.startswith("call_") and len(c.id) == 29) for c in calls)
     assert {c.id for c in calls} <= {r.tool_call_id for r in results}
     assert [r.name for r in results[:2]] == ["get_weather", "get_weather"]

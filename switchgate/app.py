@@ -1,7 +1,6 @@
 """The ASGI application: a fast path table for the relay, everything else to Starlette."""
 
 import logging
-from collections.abc import Awaitable, Callable
 
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -9,14 +8,13 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from switchgate.lifecycle import Lifecycle
-from switchgate.relay import routes_anthropic, routes_gemini, routes_openai
+from switchgate.relay import routes_gemini, routes_openai
 from switchgate.relay.asgi import Receive, Scope, Send
+from switchgate.relay.routes import Handler, route_table
 from switchgate.settings import Settings
 from switchgate.state import AppState
 
 log = logging.getLogger("switchgate")
-
-Handler = Callable[[AppState, Scope, Receive, Send], Awaitable[None]]
 
 
 def _is_gemini(scope: Scope, path: str) -> bool:
@@ -44,12 +42,7 @@ class GatewayApp:
     def __init__(self, state: AppState, *, run_migrations: bool = True) -> None:
         self.state = state
         self.lifecycle = Lifecycle(state, run_migrations=run_migrations)
-        self.routes: dict[tuple[str, str], Handler] = {
-            ("POST", "/v1/chat/completions"): routes_openai.chat_completions,
-            ("GET", "/v1/models"): routes_openai.list_models,
-            ("POST", "/v1/messages"): routes_anthropic.messages,
-            ("POST", "/v1/messages/count_tokens"): routes_anthropic.count_tokens,
-        }
+        self.routes: dict[tuple[str, str], Handler] = route_table()
         self.web = _web_app(state)
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
@@ -89,7 +82,9 @@ class GatewayApp:
 
 
 def create_app(settings: Settings | None = None, *, run_migrations: bool = True) -> GatewayApp:
-    return GatewayApp(AppState.create(settings or Settings.from_env()), run_migrations=run_migrations)
+    return GatewayApp(
+        AppState.create(settings or Settings.from_env()), run_migrations=run_migrations
+    )
 
 
 def create_app_from_env() -> GatewayApp:

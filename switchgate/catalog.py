@@ -19,7 +19,9 @@ class Catalog:
     created_at: int = 0
 
     @classmethod
-    def build(cls, channels: list[Channel], prices: Mapping[str, Price], created_at: int) -> "Catalog":
+    def build(
+        cls, channels: list[Channel], prices: Mapping[str, Price], created_at: int
+    ) -> "Catalog":
         by_model: dict[str, list[Channel]] = {}
         for channel in channels:
             if channel.status != "enabled":

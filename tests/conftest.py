@@ -101,7 +101,9 @@ class Gateway:
 
     def _ops_run(self, job: Any) -> Any:
         async def run() -> Any:
-            db = Database(self.database_url or f"sqlite+aiosqlite:///{self.data_dir / 'switchgate.db'}")
+            db = Database(
+                self.database_url or f"sqlite+aiosqlite:///{self.data_dir / 'switchgate.db'}"
+            )
             try:
                 return await job(Ops(db, SecretBox.load(None, self.data_dir)))
             finally:
@@ -185,7 +187,9 @@ def postgres_gateway(
         gw.process.stop()
 
 
-@pytest.fixture(scope="session", params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)])
+@pytest.fixture(
+    scope="session", params=["sqlite", pytest.param("postgres", marks=pytest.mark.postgres)]
+)
 def gateway_any(request: pytest.FixtureRequest) -> Gateway:
     name = "gateway" if request.param == "sqlite" else "postgres_gateway"
     return request.getfixturevalue(name)  # type: ignore[no-any-return]

@@ -2,21 +2,20 @@
 through the same service functions the CLI uses."""
 
 import asyncio
+import json
 import os
 import secrets
 import socket
 import subprocess
 import sys
 import time
+import urllib.error
+import urllib.request
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-
-import json
-import urllib.error
-import urllib.request
 
 ROOT = Path(__file__).resolve().parent.parent
 POSTGRES_ADMIN_URL = os.environ.get(
@@ -131,7 +130,9 @@ def gateway_env(data_dir: Path, database_url: str | None) -> dict[str, str]:
     return env
 
 
-def run_cli(env: dict[str, str], *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+def run_cli(
+    env: dict[str, str], *args: str, check: bool = True
+) -> subprocess.CompletedProcess[str]:
     result = subprocess.run(
         [sys.executable, "-m", "switchgate", *args],
         env=env,
@@ -141,11 +142,15 @@ def run_cli(env: dict[str, str], *args: str, check: bool = True) -> subprocess.C
         timeout=60,
     )
     if check and result.returncode != 0:
-        raise AssertionError(f"switchgate {' '.join(args)} failed:\n{result.stdout}\n{result.stderr}")
+        raise AssertionError(
+            f"switchgate {' '.join(args)} failed:\n{result.stdout}\n{result.stderr}"
+        )
     return result
 
 
-def http_json(method: str, url: str, body: Any = None, headers: dict[str, str] | None = None) -> tuple[int, Any]:
+def http_json(
+    method: str, url: str, body: Any = None, headers: dict[str, str] | None = None
+) -> tuple[int, Any]:
     data = json.dumps(body).encode() if body is not None else None
     request = urllib.request.Request(url, data=data, method=method, headers=headers or {})
     if data is not None:

@@ -93,7 +93,9 @@ class TokenCache:
             expires_at=row.expires_at,
             quota_limit=row.quota_limit,
             quota_used=row.quota_used,
-            allowed_models=frozenset(jsonutil.loads(row.allowed_models)) if row.allowed_models else None,
+            allowed_models=frozenset(jsonutil.loads(row.allowed_models))
+            if row.allowed_models
+            else None,
             allowed_networks=tuple(
                 ipaddress.ip_network(n, strict=False) for n in jsonutil.loads(row.allowed_ips)
             )

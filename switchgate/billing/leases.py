@@ -85,7 +85,9 @@ class BalanceBook:
             )
             if locked.rowcount == 0:
                 return 0
-            balance = int(await conn.scalar(select(users.c.balance).where(users.c.id == user_id)) or 0)
+            balance = int(
+                await conn.scalar(select(users.c.balance).where(users.c.id == user_id)) or 0
+            )
             leased = int(
                 await conn.scalar(
                     select(func.coalesce(func.sum(balance_leases.c.amount), 0)).where(
@@ -106,13 +108,18 @@ class BalanceBook:
             if mine is None:
                 await conn.execute(
                     balance_leases.insert().values(
-                        user_id=user_id, holder=self.holder, amount=grant, expires_at=now + self._ttl_ms
+                        user_id=user_id,
+                        holder=self.holder,
+                        amount=grant,
+                        expires_at=now + self._ttl_ms,
                     )
                 )
             else:
                 await conn.execute(
                     update(balance_leases)
-                    .where(balance_leases.c.user_id == user_id, balance_leases.c.holder == self.holder)
+                    .where(
+                        balance_leases.c.user_id == user_id, balance_leases.c.holder == self.holder
+                    )
                     .values(amount=balance_leases.c.amount + grant, expires_at=now + self._ttl_ms)
                 )
         self._local[user_id] = self._local.get(user_id, 0) + grant

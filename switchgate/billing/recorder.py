@@ -124,11 +124,15 @@ class Recorder:
                 await conn.execute(ledger.insert(), ledger_rows)
             for user_id, amount in charges.items():
                 await conn.execute(
-                    update(users).where(users.c.id == user_id).values(balance=users.c.balance - amount)
+                    update(users)
+                    .where(users.c.id == user_id)
+                    .values(balance=users.c.balance - amount)
                 )
                 await conn.execute(
                     update(balance_leases)
-                    .where(balance_leases.c.user_id == user_id, balance_leases.c.holder == self._holder)
+                    .where(
+                        balance_leases.c.user_id == user_id, balance_leases.c.holder == self._holder
+                    )
                     .values(amount=balance_leases.c.amount - amount)
                 )
             for token_id, seen in token_seen.items():

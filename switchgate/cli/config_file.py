@@ -1,21 +1,21 @@
 """`--config FILE`: channels, prices and settings declared in TOML, applied idempotently.
 
-    [settings]                 # any Settings field, e.g. port = 8080
-    [[channels]]
-    name = "openai-main"
-    kind = "openai"            # openai | azure | anthropic | gemini
-    base_url = "https://api.openai.com/v1"
-    key_env = "OPENAI_API_KEY" # or: key = "sk-..."
-    models = ["gpt-4o-mini"]
-    priority = 0
-    weight = 1
-    map = { "mini" = "gpt-4o-mini" }
-    headers = { "X-Org" = "abc" }
-    [prices."gpt-4o-mini"]     # USD per 1M tokens, as strings or numbers
-    input = "0.15"
-    output = "0.60"
-    cache_read = "0.075"
-    per_request = "0.001"   # USD per call, optional
+[settings]                 # any Settings field, e.g. port = 8080
+[[channels]]
+name = "openai-main"
+kind = "openai"            # openai | azure | anthropic | gemini
+base_url = "https://api.openai.com/v1"
+key_env = "OPENAI_API_KEY" # or: key = "sk-..."
+models = ["gpt-4o-mini"]
+priority = 0
+weight = 1
+map = { "mini" = "gpt-4o-mini" }
+headers = { "X-Org" = "abc" }
+[prices."gpt-4o-mini"]     # USD per 1M tokens, as strings or numbers
+input = "0.15"
+output = "0.60"
+cache_read = "0.075"
+per_request = "0.001"   # USD per call, optional
 """
 
 import os

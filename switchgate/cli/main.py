@@ -35,7 +35,9 @@ def _parser() -> argparse.ArgumentParser:
 
     sub.add_parser("migrate", help="create or upgrade the database schema")
 
-    users = sub.add_parser("users", help="manage users").add_subparsers(dest="action", required=True)
+    users = sub.add_parser("users", help="manage users").add_subparsers(
+        dest="action", required=True
+    )
     add = users.add_parser("add")
     add.add_argument("email")
     add.add_argument("--password")
@@ -181,7 +183,9 @@ async def _run(args: argparse.Namespace, settings: Settings) -> None:  # noqa: C
                 input=per_million_to_unit_price(args.input),
                 output=per_million_to_unit_price(args.output),
                 cache_read=per_million_to_unit_price(args.cache_read) if args.cache_read else None,
-                cache_write=per_million_to_unit_price(args.cache_write) if args.cache_write else None,
+                cache_write=per_million_to_unit_price(args.cache_write)
+                if args.cache_write
+                else None,
                 per_request=usd_to_units(args.per_request) if args.per_request else 0,
             )
             print(f"price of {args.model} set")
@@ -209,7 +213,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "serve":
             from switchgate.cli.serve import serve
 
-            return serve(settings, host=args.host, port=args.port, config=args.config, workers=args.workers)
+            return serve(
+                settings, host=args.host, port=args.port, config=args.config, workers=args.workers
+            )
         if args.command == "mock-upstream":
             from switchgate.testing.mock_upstream import MockConfig, run
 

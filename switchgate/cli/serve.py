@@ -19,7 +19,9 @@ async def _prepare(settings: Settings, config: dict[str, object] | None) -> None
     try:
         await migrate.upgrade(db)
         if config:
-            for line in await apply_config(db, SecretBox.load(settings.secret_key, settings.data_dir), config):
+            for line in await apply_config(
+                db, SecretBox.load(settings.secret_key, settings.data_dir), config
+            ):
                 logging.getLogger("switchgate").info(line)
     finally:
         await db.dispose()
@@ -33,7 +35,9 @@ def serve(
     config: Path | None = None,
     workers: int = 1,
 ) -> int:
-    logging.basicConfig(level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(
+        level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
+    )
     parsed = read_config(config) if config else None
     if parsed and "settings" in parsed:
         settings = settings.with_overrides(parsed["settings"])
@@ -44,7 +48,10 @@ def serve(
     os.environ["SWITCHGATE_DATA_DIR"] = str(settings.data_dir)
     os.environ["SWITCHGATE_DATABASE_URL"] = settings.resolved_database_url()
     os.environ["SWITCHGATE_SKIP_MIGRATIONS"] = "1"
-    print(f"switchgate listening on http://{host}:{port} (database: {_safe(settings.resolved_database_url())})", flush=True)
+    print(
+        f"switchgate listening on http://{host}:{port} (database: {_safe(settings.resolved_database_url())})",
+        flush=True,
+    )
     uvicorn.run(
         "switchgate.app:create_app_from_env",
         factory=True,

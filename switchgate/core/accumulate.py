@@ -45,7 +45,7 @@ class Accumulator:
     _signature: str | None = None
     _tools: dict[int, _Tool] = field(default_factory=dict)
 
-    def add(self, event: StreamEvent) -> None:  # noqa: C901 - one branch per event kind
+    def add(self, event: StreamEvent) -> None:
         if isinstance(event, Start):
             self.id, self.model = event.id, event.model
             if event.usage is not None:

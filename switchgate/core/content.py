@@ -76,5 +76,14 @@ class UnknownPart:
     raw: dict[str, Any] = field(default_factory=dict)
 
 
-Part = TextPart | ImagePart | AudioPart | FilePart | ToolCallPart | ToolResultPart | ThinkingPart | UnknownPart
+Part = (
+    TextPart
+    | ImagePart
+    | AudioPart
+    | FilePart
+    | ToolCallPart
+    | ToolResultPart
+    | ThinkingPart
+    | UnknownPart
+)
 OutputPart = TextPart | ToolCallPart | ThinkingPart

@@ -162,11 +162,11 @@ def _tool_result(part: ToolResultPart, names: Mapping[str, str]) -> list[dict[st
     result: dict[str, Any] = {"name": name, "response": response_object(text, part.is_error)}
     if part.tool_call_id:
         result["id"] = part.tool_call_id
-    media = [_input_part(p, names) for p in part.content if not isinstance(p, TextPart)]
+    media = [_input_part(p) for p in part.content if not isinstance(p, TextPart)]
     return [{"functionResponse": result}, *(m for m in media if m is not None)]
 
 
-def _input_part(part: Part, names: Mapping[str, str]) -> dict[str, Any] | None:
+def _input_part(part: Part) -> dict[str, Any] | None:
     if isinstance(part, TextPart):
         return {"text": part.text} if part.text else None
     if isinstance(part, ImagePart):
@@ -195,7 +195,7 @@ def _content_parts(message: Message, names: dict[str, str]) -> list[dict[str, An
         if isinstance(part, ToolResultPart):
             out += _tool_result(part, names)
         elif part is not None:
-            converted = _input_part(part, names)
+            converted = _input_part(part)
             if converted is not None:
                 out.append(converted)
     return out

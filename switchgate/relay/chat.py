@@ -257,7 +257,9 @@ async def _translate_stream(
         outcome.error = err
         await _end_with_error(call, responder, encoder.encode(StreamError(err)))
     finally:
-        reported = accumulator.usage if accumulator.usage and accumulator.usage.total_tokens else None
+        reported = (
+            accumulator.usage if accumulator.usage and accumulator.usage.total_tokens else None
+        )
         outcome.usage = _complete_usage(state, call.request, reported, accumulator.text)
 
 

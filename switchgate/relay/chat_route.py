@@ -38,8 +38,8 @@ class ChatEndpoint:
     pass_filter: Callable[[dict[str, Any], dict[str, str]], Callable[[], PassFilter] | None] = (
         lambda body, headers: None
     )
-    stream_headers: Callable[[dict[str, str]], list[tuple[bytes, bytes]] | None] = (
-        lambda headers: None
+    stream_headers: Callable[[dict[str, str]], list[tuple[bytes, bytes]] | None] = lambda headers: (
+        None
     )
     extra_headers: Callable[[Scope], dict[str, str]] = field(default=lambda scope: {})
 

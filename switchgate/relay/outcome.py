@@ -31,7 +31,9 @@ class Outcome:
     error: GatewayError | None = None
 
     @classmethod
-    def begin(cls, request_id: str, dialect: str, endpoint: str, client_ip: str | None) -> "Outcome":
+    def begin(
+        cls, request_id: str, dialect: str, endpoint: str, client_ip: str | None
+    ) -> "Outcome":
         return cls(request_id, dialect, endpoint, time.perf_counter(), now_ms(), client_ip)
 
     def first_byte(self) -> None:

@@ -27,10 +27,14 @@ def require_token(token: str | None) -> str:
 def check_principal(principal: Principal | None, client_ip: str | None) -> Principal:
     if principal is None or not principal.active:
         raise GatewayError(
-            ErrorKind.AUTHENTICATION, "Invalid API key, or the key was revoked.", code="invalid_api_key"
+            ErrorKind.AUTHENTICATION,
+            "Invalid API key, or the key was revoked.",
+            code="invalid_api_key",
         )
     if principal.expires_at is not None and principal.expires_at <= time.time() * 1000:
-        raise GatewayError(ErrorKind.AUTHENTICATION, "This API key has expired.", code="token_expired")
+        raise GatewayError(
+            ErrorKind.AUTHENTICATION, "This API key has expired.", code="token_expired"
+        )
     if principal.allowed_networks is not None:
         try:
             address = ipaddress.ip_address(client_ip or "")

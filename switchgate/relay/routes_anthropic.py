@@ -6,7 +6,16 @@ from switchgate import jsonutil
 from switchgate.dialects.anthropic_messages.decode import anthropic_count_tokens_request
 from switchgate.errors import GatewayError
 from switchgate.relay import policy
-from switchgate.relay.asgi import JSON_HEADERS, Receive, Responder, Scope, Send, client_ip, header_map, read_body
+from switchgate.relay.asgi import (
+    JSON_HEADERS,
+    Receive,
+    Responder,
+    Scope,
+    Send,
+    client_ip,
+    header_map,
+    read_body,
+)
 from switchgate.relay.chat_route import ChatEndpoint, handle_chat, render_error
 from switchgate.relay.gate import admit, bearer_token, new_request_id, parse_json_object
 from switchgate.state import AppState

@@ -11,7 +11,16 @@ from switchgate.dialects.base import ChatDialect
 from switchgate.dialects.gemini_generate.decode import gemini_count_tokens_request
 from switchgate.errors import ErrorKind, GatewayError
 from switchgate.relay import policy
-from switchgate.relay.asgi import JSON_HEADERS, Receive, Responder, Scope, Send, client_ip, header_map, read_body
+from switchgate.relay.asgi import (
+    JSON_HEADERS,
+    Receive,
+    Responder,
+    Scope,
+    Send,
+    client_ip,
+    header_map,
+    read_body,
+)
 from switchgate.relay.chat import PassFilter
 from switchgate.relay.chat_route import ChatEndpoint, handle_chat, render_error
 from switchgate.relay.gate import admit, new_request_id, parse_json_object
@@ -90,7 +99,9 @@ async def dispatch(state: AppState, scope: Scope, receive: Receive, send: Send) 
         await render_error(Responder(send, new_request_id()), state.dialects.gemini, err)
 
 
-async def _count_tokens(state: AppState, scope: Scope, receive: Receive, send: Send, model: str) -> None:
+async def _count_tokens(
+    state: AppState, scope: Scope, receive: Receive, send: Send, model: str
+) -> None:
     responder = Responder(send, new_request_id())
     headers = header_map(scope)
     try:

@@ -7,7 +7,15 @@ from typing import Any
 from switchgate import jsonutil
 from switchgate.errors import ErrorKind, GatewayError
 from switchgate.relay import policy
-from switchgate.relay.asgi import JSON_HEADERS, Receive, Responder, Scope, Send, client_ip, header_map
+from switchgate.relay.asgi import (
+    JSON_HEADERS,
+    Receive,
+    Responder,
+    Scope,
+    Send,
+    client_ip,
+    header_map,
+)
 from switchgate.relay.chat import PassFilter
 from switchgate.relay.chat_route import ChatEndpoint, handle_chat, render_error
 from switchgate.relay.gate import admit, bearer_token, new_request_id
@@ -46,7 +54,11 @@ async def list_models(state: AppState, scope: Scope, receive: Receive, send: Sen
     headers = header_map(scope)
     anthropic_client = "anthropic-version" in headers
     dialect = state.dialects.anthropic if anthropic_client else state.dialects.openai
-    token = headers.get("x-api-key") if anthropic_client and "x-api-key" in headers else bearer_token(headers)
+    token = (
+        headers.get("x-api-key")
+        if anthropic_client and "x-api-key" in headers
+        else bearer_token(headers)
+    )
     try:
         principal = await admit(state, token, client_ip(scope))
     except GatewayError as err:

@@ -71,7 +71,9 @@ async def read_all(response: aiohttp.ClientResponse) -> bytes:
     try:
         return await response.read()
     except TimeoutError as exc:
-        raise GatewayError(ErrorKind.UPSTREAM_TIMEOUT, "The upstream did not finish in time.") from exc
+        raise GatewayError(
+            ErrorKind.UPSTREAM_TIMEOUT, "The upstream did not finish in time."
+        ) from exc
     except aiohttp.ClientError as exc:
         raise GatewayError(
             ErrorKind.UPSTREAM_ERROR, "The upstream connection was interrupted."

@@ -90,7 +90,9 @@ async def upsert_channel(
 async def set_channel_status(conn: AsyncConnection, name: str, status: str) -> None:
     if status not in ("enabled", "disabled"):
         raise ChannelError(f"unknown channel status {status!r}")
-    result = await conn.execute(update(channels).where(channels.c.name == name).values(status=status))
+    result = await conn.execute(
+        update(channels).where(channels.c.name == name).values(status=status)
+    )
     if result.rowcount == 0:
         raise ChannelError(f"no channel named {name!r}")
     await bump_config_version(conn)

@@ -17,7 +17,11 @@ MODELS = ["claude-mock", "gpt-mock"]
 WEATHER_TOOL = {
     "name": "get_weather",
     "description": "Weather for a city",
-    "input_schema": {"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+    "input_schema": {
+        "type": "object",
+        "properties": {"city": {"type": "string"}},
+        "required": ["city"],
+    },
 }
 
 
@@ -66,7 +70,11 @@ def test_stream_tool_use_with_input_json_delta(gateway: Gateway, model: str) -> 
         tool_choice={"type": "any"},
         messages=[{"role": "user", "content": "weather in Oslo"}],
     ) as stream:
-        deltas = [e for e in stream if e.type == "content_block_delta" and e.delta.type == "input_json_delta"]
+        deltas = [
+            e
+            for e in stream
+            if e.type == "content_block_delta" and e.delta.type == "input_json_delta"
+        ]
         final = stream.get_final_message()
     assert deltas
     tool_use = next(b for b in final.content if b.type == "tool_use")
@@ -81,7 +89,9 @@ def test_stream_tool_use_with_input_json_delta(gateway: Gateway, model: str) -> 
             {"role": "assistant", "content": [b.model_dump() for b in final.content]},  # type: ignore[misc]
             {
                 "role": "user",
-                "content": [{"type": "tool_result", "tool_use_id": tool_use.id, "content": "sunny"}],
+                "content": [
+                    {"type": "tool_result", "tool_use_id": tool_use.id, "content": "sunny"}
+                ],
             },
         ],
     )
@@ -120,7 +130,13 @@ def test_prompt_cache_usage_is_priced_with_cache_prices(gateway: Gateway) -> Non
     message = client(gateway, token).messages.create(
         model="claude-mock",
         max_tokens=128,
-        system=[{"type": "text", "text": "a long cached system prompt " * 5, "cache_control": {"type": "ephemeral"}}],
+        system=[
+            {
+                "type": "text",
+                "text": "a long cached system prompt " * 5,
+                "cache_control": {"type": "ephemeral"},
+            }
+        ],
         messages=[{"role": "user", "content": "use the cache"}],
     )
     usage = message.usage
@@ -149,7 +165,11 @@ def test_same_dialect_is_passed_through_byte_faithful(gateway: Gateway) -> None:
         "POST",
         f"{gateway.url}/v1/messages",
         body,
-        {"x-api-key": token, "anthropic-version": "2023-06-01", "anthropic-beta": "tools-2024-04-04"},
+        {
+            "x-api-key": token,
+            "anthropic-version": "2023-06-01",
+            "anthropic-beta": "tools-2024-04-04",
+        },
     )
     assert status == 200, reply
     sent = [r for r in mock_requests(gateway.mock_url) if r["path"] == "/v1/messages"][-1]
@@ -211,18 +231,31 @@ def test_openai_sdk_on_an_anthropic_channel(gateway: Gateway) -> None:
     sdk = openai.OpenAI(base_url=f"{gateway.url}/v1", api_key=token, max_retries=0)
     reply = sdk.chat.completions.create(
         model="claude-mock",
-        messages=[{"role": "system", "content": "be brief"}, {"role": "user", "content": "hi claude"}],
+        messages=[
+            {"role": "system", "content": "be brief"},
+            {"role": "user", "content": "hi claude"},
+        ],
     )
     assert "hi claude" in (reply.choices[0].message.content or "")
     assert reply.usage is not None and reply.usage.prompt_tokens > 0
-    tools = [{"type": "function", "function": {"name": "get_weather", "parameters": WEATHER_TOOL["input_schema"]}}]
+    tools = [
+        {
+            "type": "function",
+            "function": {"name": "get_weather", "parameters": WEATHER_TOOL["input_schema"]},
+        }
+    ]
     with sdk.chat.completions.stream(
-        model="claude-mock", messages=[{"role": "user", "content": "weather?"}], tools=tools, tool_choice="required"  # type: ignore[arg-type]
+        model="claude-mock",
+        messages=[{"role": "user", "content": "weather?"}],
+        tools=tools,
+        tool_choice="required",  # type: ignore[arg-type]
     ) as stream:
         for _ in stream:
             pass
         final = stream.get_final_completion()
     call = final.choices[0].message.tool_calls[0]  # type: ignore[index]
-    assert call.function.name == "get_weather" and json.loads(call.function.arguments) == {"city": "Oslo"}
+    assert call.function.name == "get_weather" and json.loads(call.function.arguments) == {
+        "city": "Oslo"
+    }
     assert final.choices[0].finish_reason == "tool_calls"
     assert wait_for(lambda: gateway.balance(email) < 10 * 10**12)

@@ -33,18 +33,38 @@ def test_user_balance_and_token_commands(cli_env: dict[str, str]) -> None:
 def test_channel_and_price_commands(cli_env: dict[str, str]) -> None:
     run_cli(
         cli_env,
-        "channels", "add", "main",
-        "--kind", "openai",
-        "--base-url", "http://127.0.0.1:9/v1",
-        "--key", "sk-upstream-secret",
-        "--models", "m1,m2",
-        "--priority", "5",
-        "--weight", "3",
-        "--map", "m2=real-m2",
+        "channels",
+        "add",
+        "main",
+        "--kind",
+        "openai",
+        "--base-url",
+        "http://127.0.0.1:9/v1",
+        "--key",
+        "sk-upstream-secret",
+        "--models",
+        "m1,m2",
+        "--priority",
+        "5",
+        "--weight",
+        "3",
+        "--map",
+        "m2=real-m2",
     )
     listed = run_cli(cli_env, "channels", "list").stdout
     assert "main" in listed and "m1" in listed and "sk-upstream-secret" not in listed
-    run_cli(cli_env, "prices", "set", "m1", "--input", "0.15", "--output", "0.6", "--cache-read", "0.075")
+    run_cli(
+        cli_env,
+        "prices",
+        "set",
+        "m1",
+        "--input",
+        "0.15",
+        "--output",
+        "0.6",
+        "--cache-read",
+        "0.075",
+    )
     assert "m1" in run_cli(cli_env, "prices", "list").stdout
 
 
@@ -53,7 +73,21 @@ def test_operator_mistakes_get_a_clear_error(cli_env: dict[str, str]) -> None:
     assert bad.returncode == 2 and "no user" in bad.stderr
     bad = run_cli(cli_env, "prices", "set", "m1", "--input", "abc", "--output", "1", check=False)
     assert bad.returncode == 2 and "error:" in bad.stderr
-    bad = run_cli(cli_env, "channels", "add", "x", "--kind", "nope", "--base-url", "http://a", "--key", "k", "--models", "m", check=False)
+    bad = run_cli(
+        cli_env,
+        "channels",
+        "add",
+        "x",
+        "--kind",
+        "nope",
+        "--base-url",
+        "http://a",
+        "--key",
+        "k",
+        "--models",
+        "m",
+        check=False,
+    )
     assert bad.returncode == 2 and "unknown channel kind" in bad.stderr
 
 
@@ -62,18 +96,26 @@ def test_running_server_sees_cli_changes_within_two_seconds(gateway: Gateway) ->
     sdk = openai.OpenAI(base_url=f"{gateway.url}/v1", api_key=token, max_retries=0)
     run_cli(
         gateway.env,
-        "channels", "add", "late-channel",
-        "--kind", "openai",
-        "--base-url", f"{gateway.mock_url}/v1",
-        "--key", "mock-key",
-        "--models", "late-model",
+        "channels",
+        "add",
+        "late-channel",
+        "--kind",
+        "openai",
+        "--base-url",
+        f"{gateway.mock_url}/v1",
+        "--key",
+        "mock-key",
+        "--models",
+        "late-model",
     )
     run_cli(gateway.env, "prices", "set", "late-model", "--input", "1", "--output", "1")
     changed_at = time.monotonic()
     while "late-model" not in {m.id for m in sdk.models.list()}:
         assert time.monotonic() - changed_at < 2.0, "the server did not see the change in 2 s"
         time.sleep(0.05)
-    reply = sdk.chat.completions.create(model="late-model", messages=[{"role": "user", "content": "hi"}])
+    reply = sdk.chat.completions.create(
+        model="late-model", messages=[{"role": "user", "content": "hi"}]
+    )
     assert reply.choices[0].message.content
 
 

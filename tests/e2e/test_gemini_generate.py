@@ -17,12 +17,18 @@ MODELS = ["gemini-mock", "gpt-mock", "claude-mock"]
 WEATHER = types.FunctionDeclaration(
     name="get_weather",
     description="Weather for a city",
-    parameters_json_schema={"type": "object", "properties": {"city": {"type": "string"}}, "required": ["city"]},
+    parameters_json_schema={
+        "type": "object",
+        "properties": {"city": {"type": "string"}},
+        "required": ["city"],
+    },
 )
 
 
 def client(gw: Gateway, token: str) -> genai.Client:
-    return genai.Client(api_key=token, http_options=types.HttpOptions(base_url=gw.url, timeout=30_000))
+    return genai.Client(
+        api_key=token, http_options=types.HttpOptions(base_url=gw.url, timeout=30_000)
+    )
 
 
 @pytest.mark.parametrize("model", MODELS)
@@ -55,7 +61,11 @@ def test_function_calling_round_trip(gateway: Gateway, model: str) -> None:
     sdk = client(gateway, token)
     config = types.GenerateContentConfig(
         tools=[types.Tool(function_declarations=[WEATHER])],
-        tool_config=types.ToolConfig(function_calling_config=types.FunctionCallingConfig(mode=types.FunctionCallingConfigMode.ANY)),
+        tool_config=types.ToolConfig(
+            function_calling_config=types.FunctionCallingConfig(
+                mode=types.FunctionCallingConfigMode.ANY
+            )
+        ),
         automatic_function_calling=types.AutomaticFunctionCallingConfig(disable=True),
     )
     first = sdk.models.generate_content(model=model, contents="weather in Oslo?", config=config)
@@ -66,11 +76,15 @@ def test_function_calling_round_trip(gateway: Gateway, model: str) -> None:
         first.candidates[0].content,  # type: ignore[index]
         types.Content(
             role="user",
-            parts=[types.Part.from_function_response(name="get_weather", response={"output": "foggy"})],
+            parts=[
+                types.Part.from_function_response(name="get_weather", response={"output": "foggy"})
+            ],
         ),
     ]
     second = sdk.models.generate_content(
-        model=model, contents=contents, config=types.GenerateContentConfig(tools=config.tools)  # type: ignore[arg-type]
+        model=model,
+        contents=contents,
+        config=types.GenerateContentConfig(tools=config.tools),  # type: ignore[arg-type]
     )
     assert "foggy" in (second.text or "")
 
@@ -102,7 +116,9 @@ def test_bad_key_and_unknown_model(gateway: Gateway) -> None:
     body = {"contents": [{"role": "user", "parts": [{"text": "x"}]}]}
     for key in ("wrong", f"{token} "):
         status, reply = http_json(
-            "POST", f"{gateway.url}/v1beta/models/gemini-mock:generateContent?key={key.replace(' ', '%20')}", body
+            "POST",
+            f"{gateway.url}/v1beta/models/gemini-mock:generateContent?key={key.replace(' ', '%20')}",
+            body,
         )
         assert status == 401 and reply["error"]["status"] == "UNAUTHENTICATED"
     sdk = client(gateway, token)
@@ -128,15 +144,25 @@ def test_openai_and_anthropic_sdks_on_a_gemini_channel(gateway: Gateway) -> None
         )
     )
     assert "hi gemini" in "".join(c.choices[0].delta.content or "" for c in chunks if c.choices)
-    tools = [{"type": "function", "function": {"name": "get_weather", "parameters": WEATHER.parameters_json_schema}}]
+    tools = [
+        {
+            "type": "function",
+            "function": {"name": "get_weather", "parameters": WEATHER.parameters_json_schema},
+        }
+    ]
     reply = sdk.chat.completions.create(
-        model="gemini-mock", messages=[{"role": "user", "content": "weather"}], tools=tools, tool_choice="required"  # type: ignore[arg-type]
+        model="gemini-mock",
+        messages=[{"role": "user", "content": "weather"}],
+        tools=tools,
+        tool_choice="required",  # type: ignore[arg-type]
     )
     call = reply.choices[0].message.tool_calls[0]  # type: ignore[index]
     assert call.id and json.loads(call.function.arguments) == {"city": "Oslo"}
     ant = anthropic.Anthropic(base_url=gateway.url, api_key=token, max_retries=0)
     with ant.messages.stream(
-        model="gemini-mock", max_tokens=100, messages=[{"role": "user", "content": "hello via claude sdk"}]
+        model="gemini-mock",
+        max_tokens=100,
+        messages=[{"role": "user", "content": "hello via claude sdk"}],
     ) as stream:
         final = stream.get_final_message()
     assert "hello via claude sdk" in final.content[0].text  # type: ignore[union-attr]

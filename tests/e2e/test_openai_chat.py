@@ -75,7 +75,9 @@ def test_stream_without_usage_hides_the_usage_chunk_but_still_bills(gateway: Gat
     after_first = wait_for(lambda: gateway.balance(email) < 10 * UNITS and gateway.balance(email))
     clear_mock_requests(gateway.mock_url)
     chunks = list(sdk.chat.completions.create(model="gpt-mock", messages=messages, stream=True))  # type: ignore[arg-type]
-    assert chunks and all(c.choices for c in chunks), "no choices:[] chunk the client didn't ask for"
+    assert chunks and all(c.choices for c in chunks), (
+        "no choices:[] chunk the client didn't ask for"
+    )
     sent = [r for r in mock_requests(gateway.mock_url) if r["path"].endswith("/chat/completions")]
     assert sent[-1]["json"]["stream_options"]["include_usage"] is True
     cost = expected_cost(reference.usage.prompt_tokens, reference.usage.completion_tokens)
@@ -101,7 +103,10 @@ def test_tool_calling_round_trip(gateway_any: Gateway) -> None:
     ]
     messages: list[dict[str, object]] = [{"role": "user", "content": "weather in Oslo?"}]
     first = sdk.chat.completions.create(
-        model="gpt-mock", messages=messages, tools=tools, tool_choice="required"  # type: ignore[arg-type]
+        model="gpt-mock",
+        messages=messages,
+        tools=tools,
+        tool_choice="required",  # type: ignore[arg-type]
     )
     call = first.choices[0].message.tool_calls[0]  # type: ignore[index]
     assert first.choices[0].finish_reason == "tool_calls"
@@ -127,7 +132,9 @@ def test_streamed_tool_call_arguments_arrive_in_pieces(gateway: Gateway) -> None
         }
     ]
     with client(gateway, token).chat.completions.stream(
-        model="gpt-mock", messages=[{"role": "user", "content": "find it [[mock:tool]]"}], tools=tools  # type: ignore[arg-type]
+        model="gpt-mock",
+        messages=[{"role": "user", "content": "find it [[mock:tool]]"}],
+        tools=tools,  # type: ignore[arg-type]
     ) as stream:
         deltas = [e for e in stream if e.type == "tool_calls.function.arguments.delta"]
         final = stream.get_final_completion()
@@ -180,7 +187,10 @@ def test_malformed_and_invalid_requests_get_400(gateway: Gateway) -> None:
         assert exc.code == 400
         assert json.loads(exc.read())["error"]["type"] == "invalid_request_error"
     status, body = http_json(
-        "POST", url, {"model": "gpt-mock", "messages": [{"role": "user", "content": "x"}], "temperature": 7}, auth
+        "POST",
+        url,
+        {"model": "gpt-mock", "messages": [{"role": "user", "content": "x"}], "temperature": 7},
+        auth,
     )
     assert status == 400 and body["error"]["param"] == "temperature"
     status, body = http_json("POST", url, {"model": "gpt-mock"}, auth)
@@ -206,11 +216,15 @@ def test_client_errors_from_upstream_keep_their_status(gateway: Gateway) -> None
         )
 
 
-def test_stream_cut_midway_ends_with_an_error_and_bills_what_was_delivered(gateway: Gateway) -> None:
+def test_stream_cut_midway_ends_with_an_error_and_bills_what_was_delivered(
+    gateway: Gateway,
+) -> None:
     email, token = gateway.new_user()
     stream = client(gateway, token).chat.completions.create(
         model="gpt-mock",
-        messages=[{"role": "user", "content": "cut me off [[mock:chunks=8]] [[mock:drop_after=3]]"}],
+        messages=[
+            {"role": "user", "content": "cut me off [[mock:chunks=8]] [[mock:drop_after=3]]"}
+        ],
         stream=True,
     )
     received = []
@@ -248,5 +262,7 @@ def test_insufficient_balance_is_refused_before_the_upstream(gateway: Gateway) -
         )
     assert info.value.status_code == 402
     assert info.value.code == "insufficient_quota"
-    assert not [r for r in mock_requests(gateway.mock_url) if r["path"].endswith("/chat/completions")]
+    assert not [
+        r for r in mock_requests(gateway.mock_url) if r["path"].endswith("/chat/completions")
+    ]
     assert gateway.balance(email) == 0

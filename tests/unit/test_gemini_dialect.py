@@ -25,6 +25,7 @@ from switchgate.core.events import (
 from switchgate.core.request import ChatRequest
 from switchgate.core.response import ChatResponse, FinishReason
 from switchgate.core.usage import Usage
+from switchgate.dialects.base import ChatDialect
 from switchgate.dialects.gemini_generate import (
     GeminiGenerateDialect,
     GeminiStreamEncoder,
@@ -176,7 +177,8 @@ def test_errors_golden() -> None:
 
 
 def test_dialect_reads_pseudo_headers() -> None:
-    dialect = GeminiGenerateDialect()
+    dialect: ChatDialect = GeminiGenerateDialect()  # mypy checks the protocol
+    assert dialect.name == "gemini"
     body = {"contents": [{"parts": [{"text": "hi"}]}], "safetySettings": []}
     plain = dialect.decode_request(body, {":model": "models/gemini-2.5-flash"})
     assert plain.model == "gemini-2.5-flash" and not plain.stream

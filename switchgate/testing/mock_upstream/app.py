@@ -133,6 +133,13 @@ async def _serve(host: str, port: int, config: MockConfig) -> None:
 
 
 def run(host: str, port: int, config: MockConfig | None = None) -> None:
-    """Serve until interrupted (the `switchgate mock-upstream` command)."""
+    """Serve until interrupted (the `switchgate mock-upstream` command). Uses uvloop when it
+    is installed: it cuts the per-request event-loop overhead noticeably."""
+    main = _serve(host, port, config if config is not None else MockConfig())
     with contextlib.suppress(KeyboardInterrupt):
-        asyncio.run(_serve(host, port, config if config is not None else MockConfig()))
+        try:
+            import uvloop
+        except ImportError:
+            asyncio.run(main)
+        else:
+            uvloop.run(main)

@@ -138,7 +138,10 @@ def sample_args(schema: Any, depth: int = 0) -> dict[str, Any]:
     return {str(name): sample_value(sub, depth + 1) for name, sub in props.items()}
 
 
-def _tool_calls(ask: Ask, d: Directives, id_seed: str) -> list[ToolCall]:
+def _tool_calls(ask: Ask, d: Directives) -> list[ToolCall]:
+    """Calls to the forced (else first) tool and the ones after it; ids derive from a hash of
+    the last user text, so a repeated request gets the same ids."""
+    id_seed = hashlib.blake2b(ask.last_user_text.encode(), digest_size=11).hexdigest()
     names = [name for name, _ in ask.tools]
     start = names.index(ask.tool_forced) if ask.tool_forced in names else 0
     calls: list[ToolCall] = []
@@ -157,8 +160,7 @@ def _wants_tool(ask: Ask, d: Directives) -> bool:
 
 def plan_reply(ask: Ask, d: Directives, config: MockConfig) -> Plan:
     last = ask.last_user_text
-    seed = hashlib.blake2b(last.encode(), digest_size=11).hexdigest()
-    calls = _tool_calls(ask, d, seed) if _wants_tool(ask, d) else []
+    calls = _tool_calls(ask, d) if _wants_tool(ask, d) else []
     text = ""
     if d.text is not None and not calls:
         text = d.text

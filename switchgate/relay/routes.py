@@ -1,0 +1,20 @@
+"""The relay's fast path table: (method, exact path) -> handler. Each area keeps its
+routes in its own module; this is the one place that lists the modules."""
+
+from collections.abc import Awaitable, Callable
+
+from switchgate.relay import routes_anthropic, routes_openai
+from switchgate.relay.asgi import Receive, Scope, Send
+from switchgate.state import AppState
+
+Handler = Callable[[AppState, Scope, Receive, Send], Awaitable[None]]
+
+
+def route_table() -> dict[tuple[str, str], Handler]:
+    table: dict[tuple[str, str], Handler] = {
+        ("POST", "/v1/chat/completions"): routes_openai.chat_completions,
+        ("GET", "/v1/models"): routes_openai.list_models,
+        ("POST", "/v1/messages"): routes_anthropic.messages,
+        ("POST", "/v1/messages/count_tokens"): routes_anthropic.count_tokens,
+    }
+    return table

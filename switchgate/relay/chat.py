@@ -1,6 +1,7 @@
 """The chat pipeline: hold -> route -> call upstream (passthrough or translated) ->
 relay the answer -> settle and record. Shared by every chat dialect."""
 
+import asyncio
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
@@ -113,6 +114,9 @@ async def _attempt_channels(state: AppState, call: ChatCall, responder: Responde
         try:
             if response.status >= 400:
                 error = provider.classify_error(response.status, await read_all(response))
+                retry_after = response.headers.get("retry-after", "")
+                if error.retry_after is None and retry_after.isdigit():
+                    error.retry_after = int(retry_after)
                 if error.retryable:
                     state.health.failure(channel.id)
                     last_error = error
@@ -220,7 +224,10 @@ async def _pass_stream(
         await responder.end(pass_filter.close() if pass_filter else b"")
     except GatewayError as err:
         outcome.error = err
-        await _end_with_error(call, responder, call.dialect.render_stream_error(err))
+        event = call.dialect.render_stream_error(err)
+        if pass_filter is not None:  # the error is framed like the rest of the stream
+            event = pass_filter.feed(event) + pass_filter.close()
+        await _end_with_error(call, responder, event)
     finally:
         outcome.usage = _complete_usage(state, call.request, meter.usage(), meter.output_text)
 
@@ -236,6 +243,7 @@ async def _translate_stream(
     encoder = call.dialect.stream_encoder(call.request)
     accumulator = Accumulator()
     outcome = call.outcome
+    keepalive = _KeepAlive(responder, getattr(encoder, "ping", None))
     try:
         async for chunk in iter_body(response):
             out = []
@@ -245,6 +253,7 @@ async def _translate_stream(
             data = b"".join(out)
             if data:
                 outcome.first_byte()
+                keepalive.sent()
                 await responder.chunk(data)
         tail = []
         for event in decoder.finish():
@@ -257,10 +266,44 @@ async def _translate_stream(
         outcome.error = err
         await _end_with_error(call, responder, encoder.encode(StreamError(err)))
     finally:
+        keepalive.stop()
         reported = (
             accumulator.usage if accumulator.usage and accumulator.usage.total_tokens else None
         )
         outcome.usage = _complete_usage(state, call.request, reported, accumulator.text)
+
+
+class _KeepAlive:
+    """Sends the dialect's ping event (Anthropic's `event: ping`) whenever the stream has
+    been quiet for `interval` seconds, so clients with idle timeouts keep waiting.
+    Only for translated streams, whose chunks are whole events."""
+
+    def __init__(
+        self, responder: Responder, ping: Callable[[], bytes] | None, interval: float = 10.0
+    ) -> None:
+        self._responder = responder
+        self._ping = ping
+        self._interval = interval
+        self._last = time.monotonic()
+        self._task = asyncio.create_task(self._run()) if ping is not None else None
+
+    def sent(self) -> None:
+        self._last = time.monotonic()
+
+    async def _run(self) -> None:
+        assert self._ping is not None
+        while True:
+            await asyncio.sleep(self._interval - (time.monotonic() - self._last))
+            if time.monotonic() - self._last >= self._interval:
+                self._last = time.monotonic()
+                try:
+                    await self._responder.chunk(self._ping())
+                except ClientGone:
+                    return
+
+    def stop(self) -> None:
+        if self._task is not None:
+            self._task.cancel()
 
 
 async def _end_with_error(call: ChatCall, responder: Responder, event: bytes) -> None:

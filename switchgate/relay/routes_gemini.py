@@ -10,6 +10,7 @@ from switchgate.core.request import ChatRequest
 from switchgate.dialects.base import ChatDialect
 from switchgate.dialects.gemini_generate.decode import gemini_count_tokens_request
 from switchgate.errors import ErrorKind, GatewayError
+from switchgate.providers.gemini_stream import GeminiSseToArray
 from switchgate.relay import policy
 from switchgate.relay.asgi import (
     JSON_HEADERS,
@@ -24,7 +25,6 @@ from switchgate.relay.asgi import (
 from switchgate.relay.chat import PassFilter
 from switchgate.relay.chat_route import ChatEndpoint, handle_chat, render_error
 from switchgate.relay.gate import admit, new_request_id, parse_json_object
-from switchgate.relay.passfilters import SSEToJSONArray
 from switchgate.state import AppState
 
 PREFIXES = ("/v1beta/models", "/v1/models")
@@ -54,7 +54,7 @@ def _is_sse(headers: Mapping[str, str]) -> bool:
 
 
 def _array_filter(body: dict[str, Any], headers: dict[str, str]) -> Callable[[], PassFilter] | None:
-    return None if _is_sse(headers) else SSEToJSONArray
+    return None if _is_sse(headers) else GeminiSseToArray
 
 
 def _stream_headers(headers: dict[str, str]) -> list[tuple[bytes, bytes]] | None:

@@ -150,3 +150,74 @@ kv = Table(
     Column("key", String(100), primary_key=True),
     Column("value", Text, nullable=False),
 )
+
+# --- accounts and console (migration 0002) ---
+
+sessions = Table(
+    "sessions",
+    metadata,
+    # SHA-256 of the cookie value; the cookie itself is never stored.
+    Column("id", String(64), primary_key=True),
+    Column("user_id", Integer, ForeignKey("users.id"), nullable=False),
+    Column("csrf", String(64), nullable=False),
+    Column("created_at", BigInteger, nullable=False),
+    Column("expires_at", BigInteger, nullable=False),
+    Column("ip", String(64), nullable=True),
+    Column("user_agent", String(300), nullable=True),
+    # The per-session playground token (an ordinary token, encrypted with the secret box).
+    Column("playground_token_id", Integer, nullable=True),
+    Column("playground_token_enc", Text, nullable=True),
+    Index("ix_sessions_user", "user_id"),
+)
+
+oauth_identities = Table(
+    "oauth_identities",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("user_id", Integer, ForeignKey("users.id"), nullable=False),
+    Column("provider", String(32), nullable=False),  # github | google
+    Column("subject", String(255), nullable=False),  # the provider's stable user id
+    Column("email", String(320), nullable=True),
+    Column("created_at", BigInteger, nullable=False),
+    Index("ux_oauth_provider_subject", "provider", "subject", unique=True),
+    Index("ix_oauth_user", "user_id"),
+)
+
+email_tokens = Table(
+    "email_tokens",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("token_hash", String(64), nullable=False, unique=True),
+    Column("user_id", Integer, ForeignKey("users.id"), nullable=False),
+    Column("purpose", String(16), nullable=False),  # verify | reset
+    Column("created_at", BigInteger, nullable=False),
+    Column("expires_at", BigInteger, nullable=False),
+    Column("used_at", BigInteger, nullable=True),
+)
+
+redemption_codes = Table(
+    "redemption_codes",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("batch", String(64), nullable=False),
+    Column("code_hash", String(64), nullable=False, unique=True),
+    Column("code_enc", Text, nullable=False),  # the code, encrypted (for CSV export)
+    Column("amount", BigInteger, nullable=False),
+    Column("status", String(16), nullable=False, default="unused"),  # unused|used|disabled
+    Column("note", Text, nullable=True),
+    Column("created_by", String(320), nullable=True),
+    Column("created_at", BigInteger, nullable=False),
+    Column("used_by", Integer, nullable=True),
+    Column("used_at", BigInteger, nullable=True),
+    Index("ix_redemption_batch", "batch"),
+)
+
+site_settings = Table(
+    "site_settings",
+    metadata,
+    Column("key", String(100), primary_key=True),
+    Column("value", Text, nullable=False),  # secrets: encrypted with the secret box
+    Column("secret", Boolean, nullable=False, default=False),
+    Column("updated_at", BigInteger, nullable=False),
+    Column("updated_by", String(320), nullable=True),
+)

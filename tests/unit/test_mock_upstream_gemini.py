@@ -206,3 +206,13 @@ async def test_snake_case_request(upstream: MockUpstream) -> None:
     assert result["usageMetadata"]["promptTokenCount"] == 3
     assert result["candidates"][0]["finishReason"] == "MAX_TOKENS"
     assert result["candidates"][0]["content"]["parts"][0]["text"] == "Hello from"
+
+
+async def test_midstream_error_raises(client: genai.Client) -> None:
+    texts: list[str] = []
+    with pytest.raises(errors.APIError) as info:
+        async for chunk in await client.aio.models.generate_content_stream(
+            model="gemini-2.5-flash", contents="go [[mock:midstream_error]]"
+        ):
+            texts.append(chunk.text or "")
+    assert texts and info.value.code == 503

@@ -425,3 +425,74 @@ async def test_realtime_rejects_bad_key(upstream: MockUpstream) -> None:
                 headers={"Authorization": "Bearer nope"},
             )
     assert info.value.status == 401
+
+
+async def test_transcription_stream(client: openai.AsyncOpenAI) -> None:
+    stream = await client.audio.transcriptions.create(
+        model="gpt-4o-transcribe", file=("a.mp3", b"\xff\xfb" * 800, "audio/mpeg"), stream=True
+    )
+    events = [event async for event in stream]
+    deltas = "".join(e.delta for e in events if e.type == "transcript.text.delta")
+    done = events[-1]
+    assert done.type == "transcript.text.done"
+    assert deltas == done.text == "Mock transcription of a.mp3, 1600 bytes."
+    assert done.usage is not None and done.usage.type == "tokens"
+
+
+async def test_speech_sse(upstream: MockUpstream) -> None:
+    body = {"model": "gpt-4o-mini-tts", "input": "hi", "voice": "alloy", "stream_format": "sse"}
+    async with (
+        aiohttp.ClientSession(headers={"Authorization": "Bearer mock-key"}) as session,
+        session.post(upstream.base_url + "/v1/audio/speech", json=body) as r,
+    ):
+        raw = (await r.read()).decode()
+    events = [jsonutil.loads(e.removeprefix("data: ")) for e in raw.split("\n\n") if e]
+    assert {e["type"] for e in events[:-1]} == {"speech.audio.delta"}
+    assert events[-1]["type"] == "speech.audio.done" and events[-1]["usage"]["input_tokens"] == 1
+    audio = b"".join(base64.b64decode(e["audio"]) for e in events[:-1])
+    assert audio.startswith(b"ID3")
+
+
+async def test_chat_n_choices_stream_interleaves(upstream: MockUpstream) -> None:
+    body = {"model": "m", "messages": user("two [[mock:chunks=2]]"), "stream": True, "n": 2}
+    async with (
+        aiohttp.ClientSession(headers={"Authorization": "Bearer mock-key"}) as session,
+        session.post(upstream.base_url + "/v1/chat/completions", json=body) as r,
+    ):
+        raw = (await r.read()).decode()
+    chunks = [jsonutil.loads(e[6:]) for e in raw.split("\n\n") if e and e != "data: [DONE]"]
+    assert [c["choices"][0]["index"] for c in chunks] == [0, 1] * 4
+
+
+async def test_realtime_beta_names_and_tool_call(upstream: MockUpstream) -> None:
+    headers = {"Authorization": "Bearer mock-key", "OpenAI-Beta": "realtime=v1"}
+    async with (
+        aiohttp.ClientSession() as session,
+        session.ws_connect(upstream.base_url + "/v1/realtime?model=m", headers=headers) as ws,
+    ):
+        assert (await ws.receive_json())["type"] == "session.created"
+        tool = {
+            "type": "function",
+            "name": "lookup",
+            "parameters": {"type": "object", "properties": {"q": {"type": "string"}}},
+        }
+        await ws.send_json({"type": "session.update", "session": {"tools": [tool]}})
+        assert (await ws.receive_json())["type"] == "session.updated"
+        item = {
+            "type": "message",
+            "role": "user",
+            "content": [{"type": "input_text", "text": "find [[mock:tool]]"}],
+        }
+        await ws.send_json({"type": "conversation.item.create", "item": item})
+        assert (await ws.receive_json())["type"] == "conversation.item.created"
+        await ws.send_json({"type": "input_audio_buffer.append", "audio": "AAAA" * 4800})
+        await ws.send_json({"type": "response.create"})
+        kinds: list[str] = []
+        while not kinds or kinds[-1] != "response.done":
+            event = await ws.receive_json()
+            kinds.append(event["type"])
+    assert "response.function_call_arguments.delta" in kinds
+    done = event["response"]
+    assert done["output"][0]["type"] == "function_call"
+    assert done["output"][0]["arguments"] == '{"q":"Oslo"}'
+    assert done["usage"]["input_token_details"]["audio_tokens"] == 3

@@ -59,7 +59,7 @@ class MockState:
 
     def recorded(self) -> list[dict[str, Any]]:
         key = self.config.api_key
-        return [_format(entry, key) for entry in self.log]
+        return [_format(entry, key) for entry in list(self.log)]  # snapshot: thread-safe
 
 
 def _redact(value: str, key: str) -> str:

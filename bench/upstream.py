@@ -18,7 +18,7 @@ import argparse
 import asyncio
 import json
 from functools import lru_cache
-from typing import Any
+from typing import Any, cast
 
 OPENAI_TEXT = "Hello from the bench upstream, one token at a time."
 MODEL = "bench-model"
@@ -123,7 +123,11 @@ def anthropic_events(chunks: int) -> list[bytes]:
         ev("message_start", {"type": "message_start", "message": message}),
         ev(
             "content_block_start",
-            {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+            {
+                "type": "content_block_start",
+                "index": 0,
+                "content_block": {"type": "text", "text": ""},
+            },
         ),
     ]
     for i in range(chunks):
@@ -155,7 +159,14 @@ def response_parts(kind: str, stream: bool, chunks: int) -> tuple[bytes, ...]:
     return (STREAM_HEAD, *(_chunk(e) for e in events), CHUNKED_END)
 
 
-NOT_FOUND = b"HTTP/1.1 404 Not Found\r\ncontent-type: text/plain\r\ncontent-length: 9\r\n\r\nnot found"
+@lru_cache(maxsize=64)
+def _joined(parts: tuple[bytes, ...]) -> bytes:
+    return b"".join(parts)
+
+
+NOT_FOUND = (
+    b"HTTP/1.1 404 Not Found\r\ncontent-type: text/plain\r\ncontent-length: 9\r\n\r\nnot found"
+)
 
 
 def _wants_stream(body: bytes) -> bool:
@@ -186,8 +197,7 @@ class UpstreamProtocol(asyncio.Protocol):
         self.handles: list[asyncio.TimerHandle] = []
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
+        self.transport = cast(asyncio.Transport, transport)  # uvloop's is not a subclass
 
     def connection_lost(self, exc: Exception | None) -> None:
         for handle in self.handles:
@@ -265,7 +275,7 @@ class UpstreamProtocol(asyncio.Protocol):
         return None
 
     def _write_all(self, parts: tuple[bytes, ...]) -> None:
-        self._write(b"".join(parts) if len(parts) > 1 else parts[0], True)
+        self._write(_joined(parts), True)
 
     def _write(self, data: bytes, last: bool) -> None:
         if self.transport is not None:

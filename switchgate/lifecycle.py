@@ -11,6 +11,7 @@ from switchgate.routing.channels import load_channels
 from switchgate.state import AppState
 from switchgate.storage import migrate
 from switchgate.storage.db import now_ms
+from switchgate.storage.notify import listen_for_changes
 
 log = logging.getLogger("switchgate")
 
@@ -56,6 +57,10 @@ class Lifecycle:
             ),
             asyncio.create_task(_every(20.0, state.book.renew, "lease-renewal")),
         ]
+        if state.redis is not None:
+            self._tasks.append(
+                asyncio.create_task(listen_for_changes(state.redis, lambda: refresh_catalog(state)))
+            )
         state.ready = True
 
     async def shutdown(self) -> None:
@@ -68,4 +73,6 @@ class Lifecycle:
         await state.recorder.close()  # every charge and log row written
         await state.book.close()  # then leases given back
         await state.upstream.close()
+        if state.redis is not None:
+            await state.redis.aclose()
         await state.db.dispose()

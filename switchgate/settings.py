@@ -20,6 +20,12 @@ def _int(env: Mapping[str, str], name: str, default: int) -> int:
     return int(raw) if raw not in (None, "") else default
 
 
+def _bool(raw: str | None) -> bool | None:
+    if not raw:
+        return None
+    return raw.strip().lower() in ("1", "true", "yes", "on")
+
+
 @dataclass(frozen=True)
 class Timeouts:
     connect: float = 10.0
@@ -45,6 +51,14 @@ class Settings:
     timeouts: Timeouts = field(default_factory=Timeouts)
     secret_key: str | None = None  # encrypts channel keys; generated under data_dir if unset
     log_level: str = "info"
+    # The console and the sign-in flows.
+    public_url: str = ""  # e.g. https://gw.example.com; default: the address the browser used
+    cookie_secure: bool | None = None  # None: Secure cookies when the request came over https
+    admin_email: str | None = None  # the first admin (created at first start if no admin exists)
+    admin_password: str | None = None
+    # Every SWITCHGATE_* variable by lower-cased suffix: defaults for the site settings the
+    # console can change (SMTP, OAuth providers, sign-up), see accounts/site_settings.py.
+    site_env: Mapping[str, str] = field(default_factory=dict)
 
     def resolved_database_url(self) -> str:
         if self.database_url:
@@ -71,11 +85,20 @@ class Settings:
             ),
             secret_key=env.get("SWITCHGATE_SECRET_KEY") or None,
             log_level=env.get("SWITCHGATE_LOG_LEVEL", "info"),
+            public_url=env.get("SWITCHGATE_PUBLIC_URL", "").rstrip("/"),
+            cookie_secure=_bool(env.get("SWITCHGATE_COOKIE_SECURE")),
+            admin_email=env.get("SWITCHGATE_ADMIN_EMAIL") or None,
+            admin_password=env.get("SWITCHGATE_ADMIN_PASSWORD") or None,
+            site_env={
+                k[len("SWITCHGATE_") :].lower(): v
+                for k, v in env.items()
+                if k.startswith("SWITCHGATE_") and v != ""
+            },
         )
 
     def with_overrides(self, values: Mapping[str, Any]) -> "Settings":
         """Apply a `[settings]` table from a config file (unknown keys are an error)."""
-        known = {f for f in self.__dataclass_fields__ if f != "timeouts"}
+        known = {f for f in self.__dataclass_fields__ if f not in ("timeouts", "site_env")}
         unknown = set(values) - known - {"timeouts"}
         if unknown:
             raise ValueError(f"unknown settings: {', '.join(sorted(unknown))}")

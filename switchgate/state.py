@@ -10,6 +10,8 @@ import socket
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 
+from redis.asyncio import Redis
+
 from switchgate.accounts.auth import TokenCache
 from switchgate.billing.leases import BalanceBook
 from switchgate.billing.recorder import Recorder
@@ -21,6 +23,7 @@ from switchgate.money import UNITS_PER_USD
 from switchgate.providers.base import ChatProvider
 from switchgate.providers.registry import chat_providers
 from switchgate.ratelimit.memory import MemoryRateLimiter
+from switchgate.ratelimit.redis import RedisRateLimiter
 from switchgate.relay.upstream import UpstreamClient
 from switchgate.routing.health import ChannelHealth
 from switchgate.settings import Settings
@@ -49,7 +52,8 @@ class AppState:
     providers: Mapping[str, ChatProvider]
     catalog: Catalog = field(default_factory=Catalog)
     health: ChannelHealth = field(default_factory=ChannelHealth)
-    limiter: MemoryRateLimiter = field(default_factory=MemoryRateLimiter)
+    limiter: MemoryRateLimiter | RedisRateLimiter = field(default_factory=MemoryRateLimiter)
+    redis: Redis | None = None
     dialects: Dialects = field(default_factory=Dialects)
     tokenizer: Tokenizer = field(default_factory=Tokenizer)
     rng: random.Random = field(default_factory=random.Random)
@@ -59,6 +63,7 @@ class AppState:
     @classmethod
     def create(cls, settings: Settings) -> "AppState":
         db = Database(settings.resolved_database_url())
+        redis = Redis.from_url(settings.redis_url) if settings.redis_url else None
         holder = f"{socket.gethostname()}:{os.getpid()}:{random.getrandbits(32):08x}"
         return cls(
             settings=settings,
@@ -70,4 +75,6 @@ class AppState:
             tokens=TokenCache(db),
             upstream=UpstreamClient(settings.timeouts),
             providers=chat_providers(),
+            redis=redis,
+            limiter=RedisRateLimiter(redis) if redis is not None else MemoryRateLimiter(),
         )

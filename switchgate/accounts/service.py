@@ -2,6 +2,7 @@
 
 import ipaddress
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
@@ -10,7 +11,7 @@ from switchgate import jsonutil
 from switchgate.accounts.keys import generate_token, hash_token, visible_prefix
 from switchgate.accounts.passwords import hash_password
 from switchgate.storage.db import bump_config_version, now_ms
-from switchgate.storage.tables import tokens, users
+from switchgate.storage.tables import sessions, tokens, users
 
 
 class AccountError(ValueError):
@@ -122,17 +123,71 @@ async def create_token(
     return NewToken(int(result.inserted_primary_key[0]), plain, visible_prefix(plain))  # type: ignore[index]
 
 
-async def set_token_status(conn: AsyncConnection, token_id: int, status: str) -> None:
+async def set_token_status(
+    conn: AsyncConnection, token_id: int, status: str, *, owner: int | None = None
+) -> None:
+    """Change a token's status; with `owner`, only if that user owns the token."""
     if status not in ("active", "disabled", "deleted"):
         raise AccountError(f"unknown token status {status!r}")
-    result = await conn.execute(update(tokens).where(tokens.c.id == token_id).values(status=status))
+    query = update(tokens).where(tokens.c.id == token_id, tokens.c.status != "deleted")
+    if owner is not None:
+        query = query.where(tokens.c.user_id == owner)
+    result = await conn.execute(query.values(status=status))
     if result.rowcount == 0:
         raise AccountError(f"no token with id {token_id}")
     await bump_config_version(conn)
 
 
-async def list_tokens(conn: AsyncConnection, user_id: int) -> list[dict[str, object]]:
-    rows = await conn.execute(
+_UNSET: Any = object()
+
+
+async def update_token(
+    conn: AsyncConnection,
+    token_id: int,
+    *,
+    owner: int,
+    name: str | None = None,
+    expires_at: int | None = _UNSET,
+    quota_limit: int | None = _UNSET,
+    allowed_models: list[str] | None = _UNSET,
+    allowed_ips: list[str] | None = _UNSET,
+    rpm_limit: int | None = _UNSET,
+) -> None:
+    """Edit the user's own token; fields left out keep their value (None clears one)."""
+    values: dict[str, Any] = {}
+    if name is not None:
+        values["name"] = name[:200]
+    if expires_at is not _UNSET:
+        values["expires_at"] = expires_at
+    if quota_limit is not _UNSET:
+        if quota_limit is not None and quota_limit < 0:
+            raise AccountError("the spending limit must not be negative")
+        values["quota_limit"] = quota_limit
+    if allowed_models is not _UNSET:
+        values["allowed_models"] = jsonutil.dumps_str(allowed_models) if allowed_models else None
+    if allowed_ips is not _UNSET:
+        checked = _validate_ips(allowed_ips)
+        values["allowed_ips"] = jsonutil.dumps_str(checked) if checked else None
+    if rpm_limit is not _UNSET:
+        if rpm_limit is not None and rpm_limit < 1:
+            raise AccountError("the requests-per-minute limit must be at least 1")
+        values["rpm_limit"] = rpm_limit
+    if not values:
+        return
+    result = await conn.execute(
+        update(tokens)
+        .where(tokens.c.id == token_id, tokens.c.user_id == owner, tokens.c.status != "deleted")
+        .values(**values)
+    )
+    if result.rowcount == 0:
+        raise AccountError(f"no token with id {token_id}")
+    await bump_config_version(conn)
+
+
+async def list_tokens(
+    conn: AsyncConnection, user_id: int, *, include_session_tokens: bool = True
+) -> list[dict[str, object]]:
+    query = (
         select(
             tokens.c.id,
             tokens.c.name,
@@ -141,8 +196,65 @@ async def list_tokens(conn: AsyncConnection, user_id: int) -> list[dict[str, obj
             tokens.c.created_at,
             tokens.c.last_used_at,
             tokens.c.quota_used,
+            tokens.c.expires_at,
+            tokens.c.quota_limit,
+            tokens.c.allowed_models,
+            tokens.c.allowed_ips,
+            tokens.c.rpm_limit,
         )
         .where(tokens.c.user_id == user_id, tokens.c.status != "deleted")
         .order_by(tokens.c.id)
     )
+    if not include_session_tokens:
+        session_tokens = select(sessions.c.playground_token_id).where(
+            sessions.c.playground_token_id.is_not(None)
+        )
+        query = query.where(tokens.c.id.not_in(session_tokens))
+    rows = await conn.execute(query)
     return [dict(row._mapping) for row in rows]
+
+
+async def get_user_by_id(conn: AsyncConnection, user_id: int) -> User:
+    row = (
+        await conn.execute(
+            select(users.c.id, users.c.email, users.c.role, users.c.status, users.c.balance).where(
+                users.c.id == user_id
+            )
+        )
+    ).first()
+    if row is None:
+        raise AccountError(f"no user with id {user_id}")
+    return User(row.id, row.email, row.role, row.status, row.balance)
+
+
+async def set_user_status(conn: AsyncConnection, user_id: int, status: str) -> None:
+    """Disable or re-enable an account; its tokens stop working within one poll interval."""
+    if status not in ("active", "disabled"):
+        raise AccountError(f"unknown user status {status!r}")
+    result = await conn.execute(update(users).where(users.c.id == user_id).values(status=status))
+    if result.rowcount == 0:
+        raise AccountError(f"no user with id {user_id}")
+    await bump_config_version(conn)
+
+
+async def set_user_role(conn: AsyncConnection, user_id: int, role: str) -> None:
+    if role not in ("user", "admin"):
+        raise AccountError(f"unknown role {role!r}")
+    result = await conn.execute(update(users).where(users.c.id == user_id).values(role=role))
+    if result.rowcount == 0:
+        raise AccountError(f"no user with id {user_id}")
+    await bump_config_version(conn)
+
+
+async def set_password(conn: AsyncConnection, user_id: int, password: str) -> None:
+    check_password_strength(password)
+    await conn.execute(
+        update(users).where(users.c.id == user_id).values(password_hash=hash_password(password))
+    )
+
+
+def check_password_strength(password: str) -> None:
+    if len(password) < 8:
+        raise AccountError("the password must have at least 8 characters")
+    if len(password) > 1024:
+        raise AccountError("the password is too long")

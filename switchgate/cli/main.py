@@ -5,6 +5,7 @@ database; a running server picks up changes within SWITCHGATE_CONFIG_POLL_SECOND
 import argparse
 import asyncio
 import sys
+import time
 from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
@@ -18,6 +19,7 @@ from switchgate.routing.channels import ChannelError
 from switchgate.settings import Settings
 from switchgate.storage import migrate
 from switchgate.storage.db import Database
+from switchgate.storage.notify import publish_config_changed
 from switchgate.storage.secrets import SecretBox
 
 OPERATOR_ERRORS = (AccountError, LedgerError, ChannelError, MoneyError, ConfigError, ValueError)
@@ -57,6 +59,11 @@ def _parser() -> argparse.ArgumentParser:
     tcreate = tsub.add_parser("create")
     tcreate.add_argument("email")
     tcreate.add_argument("--name", default="")
+    tcreate.add_argument("--expires-days", type=float, help="valid for this many days")
+    tcreate.add_argument("--limit", metavar="USD", help="spending limit of this token")
+    tcreate.add_argument("--models", help="comma-separated models this token may use")
+    tcreate.add_argument("--ips", help="comma-separated client IPs or CIDR ranges")
+    tcreate.add_argument("--rpm", type=int, help="requests per minute")
     tlist = tsub.add_parser("list")
     tlist.add_argument("email")
     for verb in ("revoke", "disable", "enable"):
@@ -100,6 +107,10 @@ def _parser() -> argparse.ArgumentParser:
     return p
 
 
+def _csv(value: str | None) -> list[str] | None:
+    return [v.strip() for v in value.split(",") if v.strip()] if value else None
+
+
 def _pairs(values: Sequence[str], what: str) -> dict[str, str]:
     out: dict[str, str] = {}
     for value in values:
@@ -115,6 +126,8 @@ async def _with_ops(settings: Settings, job: Callable[[Ops], Awaitable[None]]) -
     try:
         await migrate.upgrade(db)
         await job(Ops(db, SecretBox.load(settings.secret_key, settings.data_dir)))
+        if settings.redis_url:
+            await publish_config_changed(settings.redis_url)
     finally:
         await db.dispose()
 
@@ -140,7 +153,17 @@ async def _run(args: argparse.Namespace, settings: Settings) -> None:  # noqa: C
                 print(f"WARNING: ledger sums to {format_usd_exact(total)}", file=sys.stderr)
             print(format_usd_exact(balance))
         elif command == "tokens" and action == "create":
-            token = await ops.create_token(args.email, args.name)
+            token = await ops.create_token(
+                args.email,
+                args.name,
+                expires_at=int(time.time() * 1000 + args.expires_days * 86_400_000)
+                if args.expires_days is not None
+                else None,
+                quota_limit=usd_to_units(args.limit) if args.limit else None,
+                allowed_models=_csv(args.models),
+                allowed_ips=_csv(args.ips),
+                rpm_limit=args.rpm,
+            )
             print(f"token id {token.id} created; it is shown only this once:")
             print(token.token)
         elif command == "tokens" and action == "list":

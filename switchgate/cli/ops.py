@@ -1,6 +1,7 @@
 """What each CLI command does, as async functions over one Database (no printing here)."""
 
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import select
 
@@ -34,10 +35,11 @@ class Ops:
             user = await accounts.get_user(conn, email)
             return await ledger.balance_and_ledger_sum(conn, user.id)
 
-    async def create_token(self, email: str, name: str) -> accounts.NewToken:
+    async def create_token(self, email: str, name: str, **limits: Any) -> accounts.NewToken:
+        """`limits`: expires_at, quota_limit, allowed_models, allowed_ips, rpm_limit."""
         async with self.db.begin() as conn:
             user = await accounts.get_user(conn, email)
-            return await accounts.create_token(conn, user.id, name)
+            return await accounts.create_token(conn, user.id, name, **limits)
 
     async def list_tokens(self, email: str) -> list[dict[str, object]]:
         async with self.db.connect() as conn:

@@ -187,6 +187,7 @@ def _shape(path: str) -> tuple[int, int, int, str]:
 
 class Stats:
     requests = 0
+    unknown: dict[str, int] = {}
 
 
 class UpstreamProtocol(asyncio.Protocol):
@@ -244,7 +245,7 @@ class UpstreamProtocol(asyncio.Protocol):
             return
         Stats.requests += 1
         if path.startswith("/_stats"):
-            transport.write(_whole(_dumps({"requests": Stats.requests})))
+            transport.write(_whole(_dumps({"requests": Stats.requests, "unknown": Stats.unknown})))
             return self._done()
         if path.startswith("/health"):
             transport.write(_whole(b'{"ok":true}'))
@@ -255,6 +256,7 @@ class UpstreamProtocol(asyncio.Protocol):
         elif rest.endswith("/v1/messages"):
             kind = "anthropic"
         else:
+            Stats.unknown[rest] = Stats.unknown.get(rest, 0) + 1
             transport.write(NOT_FOUND)
             return self._done()
         parts = response_parts(kind, _wants_stream(body), chunks)

@@ -184,7 +184,7 @@ async def _id_token_claims(provider: Provider, id_token: Any, nonce: str) -> dic
     try:
         decoded = jwt.decode(id_token, keys, algorithms=["RS256", "ES256"])
         jwt.JWTClaimsRegistry(
-            iss={"essential": True, "value": provider.issuer},
+            iss={"essential": True, "value": provider.issuer or ""},
             aud={"essential": True, "value": provider.client_id},
             sub={"essential": True},
             nonce={"essential": True, "value": nonce},

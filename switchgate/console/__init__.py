@@ -1,0 +1,1 @@
+"""The web console (/console) and the JSON management API behind it (/api)."""

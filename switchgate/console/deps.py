@@ -1,0 +1,161 @@
+"""What every console page and API call needs: the AppState, who is asking (a session
+cookie, or an admin's `Authorization: Bearer sk-...`), CSRF checks, JSON responses."""
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, cast
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from switchgate import jsonutil
+from switchgate.accounts import csrf, sessions
+from switchgate.accounts.service import AccountError
+from switchgate.billing.ledger import LedgerError
+from switchgate.billing.redemption import RedemptionError
+from switchgate.errors import GatewayError
+from switchgate.money import MoneyError
+from switchgate.relay import policy
+from switchgate.relay.gate import bearer_token
+from switchgate.routing.channels import ChannelError
+from switchgate.state import AppState
+
+SAFE_METHODS = frozenset({"GET", "HEAD", "OPTIONS"})
+USER_ERRORS = (AccountError, LedgerError, RedemptionError, MoneyError, ChannelError, ValueError)
+
+
+def gw(request: Request) -> AppState:
+    return cast(AppState, request.app.state.gateway)
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, message: str, code: str = "error") -> None:
+        super().__init__(message)
+        self.status = status
+        self.message = message
+        self.code = code
+
+
+@dataclass(frozen=True)
+class Actor:
+    """Who is calling: a signed-in person, or a script with an admin's token."""
+
+    user_id: int
+    email: str
+    role: str
+    session: sessions.Session | None
+
+    @property
+    def is_admin(self) -> bool:
+        return self.role == "admin"
+
+    def require_admin(self) -> None:
+        if not self.is_admin:
+            raise ApiError(403, "this needs an admin account", "forbidden")
+
+
+class JSON(JSONResponse):
+    def render(self, content: Any) -> bytes:
+        return jsonutil.dumps(content)
+
+
+def error_response(status: int, message: str, code: str) -> Response:
+    return JSON({"error": {"message": message, "code": code}}, status_code=status)
+
+
+def client_ip(request: Request) -> str | None:
+    return request.client.host if request.client else None
+
+
+def base_url(request: Request) -> str:
+    """The gateway's own address, as clients should use it."""
+    configured = gw(request).settings.public_url
+    return configured or str(request.base_url).rstrip("/")
+
+
+def cookie_secure(request: Request) -> bool:
+    settings = gw(request).settings
+    if settings.cookie_secure is not None:
+        return settings.cookie_secure
+    return request.url.scheme == "https" or settings.public_url.startswith("https://")
+
+
+async def current_session(request: Request) -> sessions.Session | None:
+    if "sg_session" not in request.scope.setdefault("state", {}):
+        async with gw(request).db.connect() as conn:
+            found = await sessions.load(conn, request.cookies.get(sessions.COOKIE))
+        request.scope["state"]["sg_session"] = found
+    return cast(sessions.Session | None, request.scope["state"]["sg_session"])
+
+
+async def api_actor(request: Request) -> Actor:
+    state = gw(request)
+    token = bearer_token({k.lower(): v for k, v in request.headers.items()})
+    if token is not None:
+        try:
+            principal = policy.check_principal(
+                await state.tokens.resolve(policy.require_token(token)), client_ip(request)
+            )
+        except GatewayError as err:
+            raise ApiError(401, err.message, "unauthorized") from err
+        if principal.role != "admin":
+            raise ApiError(403, "the management API takes only an admin's token", "forbidden")
+        return Actor(principal.user_id, principal.email, principal.role, None)
+    session = await current_session(request)
+    if session is None:
+        raise ApiError(401, "sign in first (or send an admin's token)", "unauthorized")
+    given = request.headers.get(csrf.HEADER) or request.query_params.get(csrf.FIELD)
+    if not csrf.matches(session.csrf, given):
+        raise ApiError(403, "missing or wrong CSRF token (X-CSRF-Token header)", "csrf")
+    return Actor(session.user_id, session.email, session.role, session)
+
+
+ApiHandler = Callable[[Request, Actor], Awaitable[Any]]
+
+
+def api_endpoint(handler: ApiHandler, *, admin: bool) -> Callable[[Request], Awaitable[Response]]:
+    async def endpoint(request: Request) -> Response:
+        try:
+            actor = await api_actor(request)
+            if admin:
+                actor.require_admin()
+            result = await handler(request, actor)
+        except ApiError as err:
+            return error_response(err.status, err.message, err.code)
+        except USER_ERRORS as exc:
+            return error_response(400, str(exc), "invalid")
+        if isinstance(result, Response):
+            return result
+        return JSON(result)
+
+    return endpoint
+
+
+async def json_body(request: Request) -> dict[str, Any]:
+    raw = await request.body()
+    if not raw:
+        return {}
+    try:
+        value = jsonutil.loads(raw)
+    except jsonutil.JSONDecodeError as exc:
+        raise ApiError(400, "the body is not valid JSON", "invalid") from exc
+    if not isinstance(value, dict):
+        raise ApiError(400, "the body must be a JSON object", "invalid")
+    return value
+
+
+def int_param(request: Request, name: str, default: int | None = None) -> int | None:
+    raw = request.query_params.get(name)
+    if raw in (None, ""):
+        return default
+    try:
+        return int(str(raw))
+    except ValueError as exc:
+        raise ApiError(400, f"{name} must be a whole number", "invalid") from exc
+
+
+def path_int(request: Request, name: str = "id") -> int:
+    try:
+        return int(request.path_params[name])
+    except (KeyError, ValueError) as exc:
+        raise ApiError(404, "not found", "not_found") from exc

@@ -81,11 +81,11 @@ def cookie_secure(request: Request) -> bool:
 
 
 async def current_session(request: Request) -> sessions.Session | None:
-    if "sg_session" not in request.scope.setdefault("state", {}):
+    if "switchgate.session" not in request.scope:
         async with gw(request).db.connect() as conn:
             found = await sessions.load(conn, request.cookies.get(sessions.COOKIE))
-        request.scope["state"]["sg_session"] = found
-    return cast(sessions.Session | None, request.scope["state"]["sg_session"])
+        request.scope["switchgate.session"] = found
+    return cast(sessions.Session | None, request.scope["switchgate.session"])
 
 
 async def api_actor(request: Request) -> Actor:

@@ -259,3 +259,29 @@ def test_openai_sdk_on_an_anthropic_channel(gateway: Gateway) -> None:
     }
     assert final.choices[0].finish_reason == "tool_calls"
     assert wait_for(lambda: gateway.balance(email) < 10 * 10**12)
+
+
+def test_upstream_errors_are_translated_into_the_messages_shape(gateway: Gateway) -> None:
+    _, token = gateway.new_user()
+    sdk = client(gateway, token)
+    with pytest.raises(anthropic.RateLimitError) as limited:
+        sdk.messages.create(
+            model="gpt-mock", max_tokens=16, messages=[{"role": "user", "content": "[[mock:error=429]]"}]
+        )
+    assert limited.value.body["error"]["type"] == "rate_limit_error"  # type: ignore[index]
+    with pytest.raises(anthropic.InternalServerError) as failed:
+        sdk.messages.create(
+            model="gpt-mock", max_tokens=16, messages=[{"role": "user", "content": "[[mock:error=500]]"}]
+        )
+    assert failed.value.body["error"]["type"] == "api_error"  # type: ignore[index]
+
+
+def test_a_stream_that_breaks_midway_ends_with_an_error_event(gateway: Gateway) -> None:
+    _, token = gateway.new_user()
+    with pytest.raises(anthropic.APIStatusError), client(gateway, token).messages.stream(
+        model="gpt-mock",
+        max_tokens=64,
+        messages=[{"role": "user", "content": "go [[mock:midstream_error]]"}],
+    ) as stream:
+        for _ in stream:
+            pass

@@ -1,0 +1,1 @@
+"""The JSON management API under /api: one module per resource, each with a ROUTES list."""

@@ -4,7 +4,7 @@ import logging
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from switchgate.lifecycle import Lifecycle
@@ -35,7 +35,17 @@ def _web_app(state: AppState) -> Starlette:
             return JSONResponse({"status": "starting"}, status_code=503)
         return JSONResponse({"status": "ok"})
 
-    return Starlette(routes=[Route("/healthz", healthz)])
+    async def metrics(request: Request) -> Response:
+        token = state.settings.metrics_token
+        if token is not None:
+            allowed = request.headers.get("authorization") == f"Bearer {token}"
+        else:
+            allowed = request.client is not None and request.client.host in ("127.0.0.1", "::1")
+        if not allowed:
+            return JSONResponse({"error": "forbidden"}, status_code=403)
+        return PlainTextResponse(state.metrics.render(), media_type="text/plain; version=0.0.4")
+
+    return Starlette(routes=[Route("/healthz", healthz), Route("/metrics", metrics)])
 
 
 class GatewayApp:

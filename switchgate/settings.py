@@ -51,6 +51,9 @@ class Settings:
     timeouts: Timeouts = field(default_factory=Timeouts)
     secret_key: str | None = None  # encrypts channel keys; generated under data_dir if unset
     log_level: str = "info"
+    # GET /metrics: with a token set, scrapers must send it as a Bearer token;
+    # without one, only loopback clients may read it.
+    metrics_token: str | None = None
     # The console and the sign-in flows.
     public_url: str = ""  # e.g. https://gw.example.com; default: the address the browser used
     cookie_secure: bool | None = None  # None: Secure cookies when the request came over https
@@ -85,6 +88,7 @@ class Settings:
             ),
             secret_key=env.get("SWITCHGATE_SECRET_KEY") or None,
             log_level=env.get("SWITCHGATE_LOG_LEVEL", "info"),
+            metrics_token=env.get("SWITCHGATE_METRICS_TOKEN") or None,
             public_url=env.get("SWITCHGATE_PUBLIC_URL", "").rstrip("/"),
             cookie_secure=_bool(env.get("SWITCHGATE_COOKIE_SECURE")),
             admin_email=env.get("SWITCHGATE_ADMIN_EMAIL") or None,

@@ -20,6 +20,7 @@ from switchgate.dialects.anthropic_messages.dialect import AnthropicMessagesDial
 from switchgate.dialects.gemini_generate.dialect import GeminiGenerateDialect
 from switchgate.dialects.openai_chat.dialect import OpenAIChatDialect
 from switchgate.money import UNITS_PER_USD
+from switchgate.observability.metrics import Metrics
 from switchgate.providers.base import ChatProvider
 from switchgate.providers.registry import chat_providers
 from switchgate.ratelimit.memory import MemoryRateLimiter
@@ -57,6 +58,7 @@ class AppState:
     dialects: Dialects = field(default_factory=Dialects)
     tokenizer: Tokenizer = field(default_factory=Tokenizer)
     rng: random.Random = field(default_factory=random.Random)
+    metrics: Metrics = field(default_factory=Metrics)
     config_version: int = -1
     ready: bool = False
 
@@ -65,7 +67,7 @@ class AppState:
         db = Database(settings.resolved_database_url())
         redis = Redis.from_url(settings.redis_url) if settings.redis_url else None
         holder = f"{socket.gethostname()}:{os.getpid()}:{random.getrandbits(32):08x}"
-        return cls(
+        state = cls(
             settings=settings,
             db=db,
             box=SecretBox.load(settings.secret_key, settings.data_dir),
@@ -78,3 +80,5 @@ class AppState:
             redis=redis,
             limiter=RedisRateLimiter(redis) if redis is not None else MemoryRateLimiter(),
         )
+        state.recorder.observers.append(state.metrics.observe)
+        return state

@@ -10,6 +10,7 @@ is left before the process exits.
 import asyncio
 import logging
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -59,8 +60,11 @@ class Recorder:
         self._task: asyncio.Task[None] | None = None
         self._flush_lock = asyncio.Lock()
         self.flushed = 0
+        self.observers: list[Callable[[Record], None]] = []
 
     def add(self, record: Record) -> None:
+        for observe in self.observers:
+            observe(record)
         self._queue.append(record)
         if len(self._queue) >= self._batch_size:
             self._wake.set()

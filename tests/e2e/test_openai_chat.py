@@ -266,3 +266,24 @@ def test_insufficient_balance_is_refused_before_the_upstream(gateway: Gateway) -
         r for r in mock_requests(gateway.mock_url) if r["path"].endswith("/chat/completions")
     ]
     assert gateway.balance(email) == 0
+
+
+def test_metrics_count_requests(gateway: Gateway) -> None:
+    _, token = gateway.new_user()
+    client(gateway, token).chat.completions.create(
+        model="gpt-mock", messages=[{"role": "user", "content": "measure me"}]
+    )
+    import urllib.request
+
+    def scrape() -> str:
+        with urllib.request.urlopen(f"{gateway.url}/metrics", timeout=5) as response:
+            return str(response.read().decode())
+
+    text = wait_for(
+        lambda: (
+            'switchgate_requests_total{endpoint="chat.completions",model="gpt-mock",status="200"}'
+            in scrape()
+            and scrape()
+        )
+    )
+    assert "switchgate_latency_ms_bucket" in text and "switchgate_tokens_total" in text

@@ -20,7 +20,7 @@ class ApiRoute:
     extra: dict[str, Any] = field(default_factory=dict)
 
 
-def obj(required: tuple[str, ...] = (), **props: Any) -> dict[str, Any]:
+def obj(*required: str, **props: Any) -> dict[str, Any]:
     """A JSON Schema object with these properties."""
     schema: dict[str, Any] = {"type": "object", "properties": props}
     if required:

@@ -1,0 +1,1 @@
+"""Metrics (Prometheus text format)."""

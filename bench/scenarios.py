@@ -66,7 +66,9 @@ def all_scenarios() -> list[Scenario]:
                 name = f"{label}-{'stream' if stream else 'whole'}-c{c}"
                 out.append(Scenario(name, "translated", client, model, stream, c))
     for c in (1, 16):
-        out.append(Scenario(f"large-prompt-c{c}", "large prompt", "openai", "gpt-l0", False, c, True))
+        out.append(
+            Scenario(f"large-prompt-c{c}", "large prompt", "openai", "gpt-l0", False, c, True)
+        )
     out.append(
         Scenario(
             "paced-1000-streams",

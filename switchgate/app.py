@@ -65,6 +65,8 @@ class GatewayApp:
                 await handler(self.state, scope, receive, send)
             elif _is_gemini(scope, path):
                 await routes_gemini.dispatch(self.state, scope, receive, send)
+            elif path.startswith("/v1/models/") and scope["method"] == "GET":
+                await routes_openai.list_models(self.state, scope, receive, send)
             elif path.startswith("/v1/"):
                 await routes_openai.not_found(self.state, scope, receive, send)
             else:

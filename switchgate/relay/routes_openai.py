@@ -50,6 +50,8 @@ async def chat_completions(state: AppState, scope: Scope, receive: Receive, send
 
 
 async def list_models(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
+    """GET /v1/models (list) and GET /v1/models/{id} (one), in the OpenAI shape, or in
+    the Anthropic shape when the client sends `anthropic-version`."""
     responder = Responder(send, new_request_id())
     headers = header_map(scope)
     anthropic_client = "anthropic-version" in headers
@@ -59,31 +61,37 @@ async def list_models(state: AppState, scope: Scope, receive: Receive, send: Sen
         if anthropic_client and "x-api-key" in headers
         else bearer_token(headers)
     )
+    wanted = scope["path"].removeprefix("/v1/models").strip("/") or None
     try:
         principal = await admit(state, token, client_ip(scope))
+        if wanted is not None:
+            policy.check_model(principal, wanted, state.catalog)
     except GatewayError as err:
         await render_error(responder, dialect, err)
         return
     catalog = state.catalog
-    models = [m for m in catalog.models() if policy.may_use(principal, m)]
+    models = [wanted] if wanted else [m for m in catalog.models() if policy.may_use(principal, m)]
+    stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(_STARTED))
     if anthropic_client:
-        stamp = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(_STARTED))
-        data: Any = {
-            "data": [
-                {"type": "model", "id": m, "display_name": m, "created_at": stamp} for m in models
-            ],
-            "has_more": False,
-            "first_id": models[0] if models else None,
-            "last_id": models[-1] if models else None,
-        }
+        entries = [
+            {"type": "model", "id": m, "display_name": m, "created_at": stamp} for m in models
+        ]
+        data: Any = (
+            entries[0]
+            if wanted
+            else {
+                "data": entries,
+                "has_more": False,
+                "first_id": models[0] if models else None,
+                "last_id": models[-1] if models else None,
+            }
+        )
     else:
-        data = {
-            "object": "list",
-            "data": [
-                {"id": m, "object": "model", "created": _STARTED, "owned_by": catalog.owner(m)}
-                for m in models
-            ],
-        }
+        items = [
+            {"id": m, "object": "model", "created": _STARTED, "owned_by": catalog.owner(m)}
+            for m in models
+        ]
+        data = items[0] if wanted else {"object": "list", "data": items}
     await responder.whole(200, JSON_HEADERS, jsonutil.dumps(data))
 
 

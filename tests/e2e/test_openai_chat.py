@@ -287,3 +287,16 @@ def test_metrics_count_requests(gateway: Gateway) -> None:
         )
     )
     assert "switchgate_latency_ms_bucket" in text and "switchgate_tokens_total" in text
+
+
+def test_retrieve_one_model(gateway: Gateway) -> None:
+    _, token = gateway.new_user()
+    model = client(gateway, token).models.retrieve("gpt-mock")
+    assert model.id == "gpt-mock" and model.object == "model"
+    with pytest.raises(openai.NotFoundError):
+        client(gateway, token).models.retrieve("unpriced-model")
+    import anthropic
+
+    claude = anthropic.Anthropic(base_url=gateway.url, api_key=token, max_retries=0)
+    assert claude.models.retrieve("claude-mock").id == "claude-mock"
+    assert "claude-mock" in {m.id for m in claude.models.list()}

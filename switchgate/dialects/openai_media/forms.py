@@ -73,7 +73,7 @@ class _Collector:
 
     def header_end(self) -> None:
         name = self._field.decode("latin-1").strip().lower()
-        self._headers[name] = self._value.decode("utf-8", "replace").strip()
+        self._headers[name] = self._value.decode("latin-1").strip()  # lossless; utf-8 later
         self._field, self._value = b"", b""
 
     def part_data(self, data: bytes, start: int, end: int) -> None:

@@ -1,0 +1,1 @@
+"""Server-rendered console routes (sign-in forms, OAuth redirects)."""

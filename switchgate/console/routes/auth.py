@@ -1,0 +1,193 @@
+"""Sign-up, sign-in, sign-out, e-mail verification and password reset (HTML forms)."""
+
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+from starlette.routing import Route
+
+from switchgate.accounts import csrf, sessions, signin
+from switchgate.accounts.mail import MailError, SmtpConfig, send_mail
+from switchgate.accounts.service import AccountError, set_password
+from switchgate.console.deps import base_url, client_ip, current_session, gw
+from switchgate.console.render import render
+from switchgate.console.routes.common import form_page, pre_csrf_ok, site, start_session
+
+
+async def _mail_link(request: Request, user_id: int, email: str, purpose: str) -> None:
+    config = SmtpConfig.from_site(await site(request))
+    if config is None:
+        raise MailError("e-mail is not set up on this gateway; ask the operator")
+    async with gw(request).db.begin() as conn:
+        token = await signin.issue_email_token(conn, user_id, purpose)
+    if purpose == "verify":
+        link = f"{base_url(request)}/console/verify?token={token}"
+        subject, text = "Verify your e-mail address", f"Open this link to verify:\n\n{link}\n"
+    else:
+        link = f"{base_url(request)}/console/reset?token={token}"
+        subject = "Reset your password"
+        text = f"Open this link to choose a new password (valid for 1 hour):\n\n{link}\n"
+    await send_mail(config, email, subject, text)
+
+
+async def signin_page(request: Request) -> Response:
+    if request.method == "GET":
+        if await current_session(request) is not None:
+            return RedirectResponse("/console", status_code=303)
+        return await form_page(request, "signin.html", next=request.query_params.get("next"))
+    form = await request.form()
+    email = str(form.get("email") or "").strip().lower()
+    next_url = str(form.get("next") or "")
+    if not pre_csrf_ok(request, form):
+        return await form_page(request, "signin.html", 403, error="The form expired; try again.")
+    state, ip = gw(request), client_ip(request)
+    wait = state.signin_limiter.retry_after(email, ip)
+    if wait is not None:
+        return await form_page(
+            request, "signin.html", 429, email=email, next=next_url,
+            error=f"Too many attempts. Try again in {wait // 60 + 1} minutes.",
+        )
+    try:
+        async with state.db.connect() as conn:
+            who = await signin.authenticate(conn, email, str(form.get("password") or ""))
+    except AccountError as exc:
+        state.signin_limiter.failure(email, ip)
+        return await form_page(request, "signin.html", 400, email=email, next=next_url,
+                               error=str(exc).capitalize() + ".")
+    state.signin_limiter.success(email)
+    current = await site(request)
+    if current.smtp_configured and current.flag("require_verification") and not (
+        who.email_verified
+    ):
+        return await form_page(request, "signin.html", 403, email=email, unverified=True,
+                               error="Verify your e-mail address first: open the link we sent.")
+    return await start_session(request, who.user_id, next_url)
+
+
+async def signup_page(request: Request) -> Response:
+    current = await site(request)
+    if request.method == "GET":
+        return await form_page(request, "signup.html")
+    form = await request.form()
+    email = str(form.get("email") or "")
+    if not pre_csrf_ok(request, form):
+        return await form_page(request, "signup.html", 403, error="The form expired; try again.")
+    if not current.signup_open:
+        return await form_page(request, "signup.html", 403, error="Sign-up is closed.")
+    if str(form.get("password") or "") != str(form.get("password2") or ""):
+        return await form_page(request, "signup.html", 400, email=email,
+                               error="The two passwords differ.")
+    try:
+        async with gw(request).db.begin() as conn:
+            user = await signin.sign_up(conn, email, str(form.get("password") or ""))
+    except AccountError as exc:
+        return await form_page(request, "signup.html", 400, email=email, error=str(exc))
+    if not current.smtp_configured:
+        return await start_session(request, user.id, "/console")
+    try:
+        await _mail_link(request, user.id, user.email, "verify")
+    except MailError as exc:
+        return render(request, "message.html", 502, title="Account created",
+                      message=f"But the verification e-mail failed: {exc}.")
+    return render(request, "message.html", title="Check your inbox",
+                  message=f"We sent a link to {user.email}. Open it to verify your address, "
+                  "then sign in.")
+
+
+async def resend_verification(request: Request) -> Response:
+    form = await request.form()
+    if not pre_csrf_ok(request, form):
+        return await form_page(request, "signin.html", 403, error="The form expired; try again.")
+    email = str(form.get("email") or "").strip().lower()
+    state = gw(request)
+    if state.signin_limiter.retry_after(email, client_ip(request)) is None:
+        state.signin_limiter.failure(email, client_ip(request))  # counts toward the limit
+        async with state.db.connect() as conn:
+            user_id = await signin.user_id_for_email(conn, email)
+        if user_id is not None:
+            try:
+                await _mail_link(request, user_id, email, "verify")
+            except MailError:
+                pass
+    return render(request, "message.html", title="Check your inbox",
+                  message="If that account exists and is unverified, a new link is on its way.")
+
+
+async def verify(request: Request) -> Response:
+    try:
+        async with gw(request).db.begin() as conn:
+            user_id = await signin.use_email_token(
+                conn, request.query_params.get("token", ""), "verify"
+            )
+            await signin.mark_verified(conn, user_id)
+    except AccountError as exc:
+        return render(request, "message.html", 400, title="Link not valid", message=str(exc))
+    return render(request, "message.html", title="E-mail verified",
+                  message="Your address is verified. You can sign in now.", signin_link=True)
+
+
+async def forgot(request: Request) -> Response:
+    if request.method == "GET":
+        return await form_page(request, "forgot.html")
+    form = await request.form()
+    if not pre_csrf_ok(request, form):
+        return await form_page(request, "forgot.html", 403, error="The form expired; try again.")
+    email = str(form.get("email") or "").strip().lower()
+    state, ip = gw(request), client_ip(request)
+    if state.signin_limiter.retry_after(email, ip) is None:
+        state.signin_limiter.failure(email, ip)  # at most a few mails per address
+        async with state.db.connect() as conn:
+            user_id = await signin.user_id_for_email(conn, email)
+        if user_id is not None:
+            try:
+                await _mail_link(request, user_id, email, "reset")
+            except MailError as exc:
+                return await form_page(request, "forgot.html", 502, error=str(exc))
+    return render(request, "message.html", title="Check your inbox",
+                  message="If an account uses that address, a reset link is on its way.")
+
+
+async def reset(request: Request) -> Response:
+    if request.method == "GET":
+        return await form_page(request, "reset.html", token=request.query_params.get("token"))
+    form = await request.form()
+    token = str(form.get("token") or "")
+    if not pre_csrf_ok(request, form):
+        return await form_page(request, "reset.html", 403, token=token,
+                               error="The form expired; try again.")
+    password = str(form.get("password") or "")
+    if password != str(form.get("password2") or ""):
+        return await form_page(request, "reset.html", 400, token=token,
+                               error="The two passwords differ.")
+    try:
+        async with gw(request).db.begin() as conn:
+            user_id = await signin.use_email_token(conn, token, "reset")
+            await set_password(conn, user_id, password)
+            await signin.mark_verified(conn, user_id)
+            await sessions.destroy_all(conn, user_id)
+    except AccountError as exc:
+        return await form_page(request, "reset.html", 400, token=token, error=str(exc))
+    return render(request, "message.html", title="Password changed",
+                  message="Sign in with your new password.", signin_link=True)
+
+
+async def signout(request: Request) -> Response:
+    session = await current_session(request)
+    form = await request.form()
+    if session is not None and csrf.matches(session.csrf, str(form.get(csrf.FIELD) or "")):
+        async with gw(request).db.begin() as conn:
+            await sessions.destroy(conn, session.id)
+    response = RedirectResponse("/console/signin", status_code=303)
+    response.delete_cookie(sessions.COOKIE, path="/")
+    return response
+
+
+def auth_routes() -> list[Route]:
+    both = ["GET", "POST"]
+    return [
+        Route("/console/signin", signin_page, methods=both),
+        Route("/console/signup", signup_page, methods=both),
+        Route("/console/verify", verify, methods=["GET"]),
+        Route("/console/verify/resend", resend_verification, methods=["POST"]),
+        Route("/console/forgot", forgot, methods=both),
+        Route("/console/reset", reset, methods=both),
+        Route("/console/signout", signout, methods=["POST"]),
+    ]

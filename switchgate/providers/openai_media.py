@@ -1,0 +1,217 @@
+"""Upstream side of the OpenAI media surfaces, for OpenAI-compatible (kind "openai") and
+Azure OpenAI (kind "azure") channels: addresses, passthrough bodies, re-encoded forms,
+and what the gateway reads back from the answers to bill them. Pure, no I/O.
+
+Addresses: `{base}/{path}` for OpenAI-compatible servers (base is what the OpenAI SDK
+takes, e.g. `https://api.openai.com/v1`); Azure:
+`{base}/openai/deployments/{deployment}/{path}?api-version=V`.
+"""
+
+import struct
+from dataclasses import dataclass
+from decimal import Decimal, InvalidOperation
+from typing import Any, Final
+from urllib.parse import quote
+
+from switchgate import jsonutil
+from switchgate.core.usage import Usage
+from switchgate.dialects.openai_media.forms import Form, encode_form
+from switchgate.providers.base import Target, UpstreamRequest
+from switchgate.providers.openai import AzureOpenAIProvider
+from switchgate.providers.openai_response import usage_from_openai
+from switchgate.providers.sse import SSEParser
+
+OPENAI_KINDS: Final = frozenset({"openai", "azure"})
+_AZURE_VERSION: Final = AzureOpenAIProvider.default_api_version
+
+
+def openai_url(kind: str, target: Target, path: str) -> str:
+    base = target.base_url.rstrip("/")
+    if kind != "azure":
+        return f"{base}/{path}"
+    deployment = quote(target.upstream_model, safe="")
+    version = quote(target.api_version or _AZURE_VERSION, safe="")
+    return f"{base}/openai/deployments/{deployment}/{path}?api-version={version}"
+
+
+def auth_headers(kind: str, target: Target) -> dict[str, str]:
+    if kind == "azure":
+        return {"api-key": target.api_key}
+    return {"authorization": f"Bearer {target.api_key}"}
+
+
+def json_request(kind: str, target: Target, path: str, body: dict[str, Any]) -> UpstreamRequest:
+    headers = {**auth_headers(kind, target), "content-type": "application/json"}
+    if body.get("stream") is True:
+        headers["accept"] = "text/event-stream"
+    headers.update(target.extra_headers)
+    return UpstreamRequest("POST", openai_url(kind, target, path), headers, jsonutil.dumps(body))
+
+
+def passthrough_json(
+    kind: str, target: Target, path: str, body: dict[str, Any], *, stream_usage: bool = False
+) -> UpstreamRequest:
+    """The client's body with `model` rewritten; with `stream_usage`, a stream also asks
+    for its usage chunk (`stream_options.include_usage`)."""
+    out = {**body, "model": target.upstream_model}
+    if stream_usage and out.get("stream") is True:
+        options = out.get("stream_options")
+        out["stream_options"] = {
+            **(options if isinstance(options, dict) else {}),
+            "include_usage": True,
+        }
+    return json_request(kind, target, path, out)
+
+
+def form_request(kind: str, target: Target, path: str, form: Form) -> UpstreamRequest:
+    """The client's multipart form, re-encoded with `model` rewritten."""
+    content_type, body = encode_form(form.with_field("model", target.upstream_model))
+    headers = {**auth_headers(kind, target), "content-type": content_type}
+    headers.update(target.extra_headers)
+    return UpstreamRequest("POST", openai_url(kind, target, path), headers, body)
+
+
+# ---------------------------------------------------------------- reading answers
+
+
+def _json(body: bytes) -> Any:
+    try:
+        return jsonutil.loads(body)
+    except jsonutil.JSONDecodeError:
+        return None
+
+
+def _int(container: Any, key: str) -> int:
+    value = container.get(key) if isinstance(container, dict) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
+def body_usage(body: bytes) -> Usage | None:
+    """`usage` of a completions or embeddings answer (OpenAI token names)."""
+    data = _json(body)
+    return usage_from_openai(data.get("usage")) if isinstance(data, dict) else None
+
+
+def completion_text(body: bytes) -> str:
+    data = _json(body)
+    choices = data.get("choices") if isinstance(data, dict) else None
+    return "".join(
+        c["text"]
+        for c in (choices if isinstance(choices, list) else ())
+        if isinstance(c, dict) and isinstance(c.get("text"), str)
+    )
+
+
+def media_usage(raw: Any) -> Usage | None:
+    """Images and gpt-4o transcriptions: `{input_tokens, output_tokens, ...}`."""
+    if not isinstance(raw, dict) or raw.get("type") == "duration":
+        return None
+    if "input_tokens" not in raw and "output_tokens" not in raw:
+        return None
+    return Usage(input_tokens=_int(raw, "input_tokens"), output_tokens=_int(raw, "output_tokens"))
+
+
+@dataclass(frozen=True, slots=True)
+class ImageResult:
+    images: int
+    size: str | None  # what the upstream says it made, when it says
+    quality: str | None
+    usage: Usage | None
+
+
+def image_result(body: bytes) -> ImageResult | None:
+    data = _json(body)
+    if not isinstance(data, dict) or not isinstance(data.get("data"), list):
+        return None
+    size, quality = data.get("size"), data.get("quality")
+    return ImageResult(
+        images=len(data["data"]),
+        size=size if isinstance(size, str) else None,
+        quality=quality if isinstance(quality, str) else None,
+        usage=media_usage(data.get("usage")),
+    )
+
+
+def _duration(value: Any) -> Decimal | None:
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        return None
+    try:
+        result = Decimal(str(value))
+    except InvalidOperation:
+        return None
+    return result if result.is_finite() and result >= 0 else None
+
+
+@dataclass(frozen=True, slots=True)
+class TranscriptMeter:
+    seconds: Decimal | None = None  # the audio's duration, as the upstream reports it
+    usage: Usage | None = None
+
+
+def transcript_meter(body: bytes) -> TranscriptMeter:
+    """Duration (verbose_json `duration`, or json `usage: {type: duration, seconds}`) and
+    token usage (`usage: {type: tokens, ...}`) from a JSON transcription answer."""
+    data = _json(body)
+    if not isinstance(data, dict):
+        return TranscriptMeter()
+    usage = data.get("usage")
+    seconds = _duration(data.get("duration"))
+    if seconds is None and isinstance(usage, dict) and usage.get("type") == "duration":
+        seconds = _duration(usage.get("seconds"))
+    return TranscriptMeter(seconds, media_usage(usage))
+
+
+def wav_seconds(data: bytes) -> Decimal | None:
+    """The duration of a PCM WAV file from its header (exact), or None if it isn't one."""
+    if len(data) < 12 or data[:4] != b"RIFF" or data[8:12] != b"WAVE":
+        return None
+    pos, byte_rate = 12, 0
+    while pos + 8 <= len(data):
+        kind = data[pos : pos + 4]
+        size = struct.unpack_from("<I", data, pos + 4)[0]
+        if kind == b"fmt " and pos + 16 <= len(data):
+            byte_rate = struct.unpack_from("<I", data, pos + 16)[0]
+        elif kind == b"data":
+            if not byte_rate:
+                return None
+            return Decimal(min(size, len(data) - pos - 8)) / Decimal(byte_rate)
+        pos += 8 + size + (size & 1)
+    return None
+
+
+class StreamUsageMeter:
+    """Usage and output text of a passed-through stream in the OpenAI SSE framing: legacy
+    completions (`choices[].text` + the usage chunk) and transcription streams
+    (`transcript.text.delta` ... `transcript.text.done` with `usage`)."""
+
+    def __init__(self) -> None:
+        self._sse = SSEParser()
+        self.usage: Usage | None = None
+        self.raw_usage: Any = None
+        self._text: list[str] = []
+
+    def feed(self, data: bytes) -> None:
+        for event in self._sse.feed(data):
+            self._data(event.data)
+
+    def text(self) -> str:
+        return "".join(self._text)
+
+    def _data(self, data: str) -> None:
+        if data == "[DONE]":
+            return
+        chunk = _json(data.encode())
+        if not isinstance(chunk, dict):
+            return
+        raw = chunk.get("usage")
+        if isinstance(raw, dict):
+            self.raw_usage = raw
+            if raw.get("type") != "duration":
+                self.usage = media_usage(raw) or usage_from_openai(raw)
+        delta = chunk.get("delta")
+        if chunk.get("type") == "transcript.text.delta" and isinstance(delta, str):
+            self._text.append(delta)
+        choices = chunk.get("choices")
+        for choice in choices if isinstance(choices, list) else ():
+            if isinstance(choice, dict) and isinstance(choice.get("text"), str):
+                self._text.append(choice["text"])

@@ -135,6 +135,7 @@ def run_cli(
 ) -> subprocess.CompletedProcess[str]:
     result = subprocess.run(
         [sys.executable, "-m", "switchgate", *args],
+        check=False,
         env=env,
         capture_output=True,
         text=True,

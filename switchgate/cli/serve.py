@@ -7,6 +7,7 @@ from pathlib import Path
 
 import uvicorn
 
+from switchgate.accounts.bootstrap import ensure_admin
 from switchgate.cli.config_file import apply_config, read_config
 from switchgate.settings import Settings
 from switchgate.storage import migrate
@@ -18,6 +19,7 @@ async def _prepare(settings: Settings, config: dict[str, object] | None) -> None
     db = Database(settings.resolved_database_url())
     try:
         await migrate.upgrade(db)
+        await ensure_admin(db, settings)
         if config:
             for line in await apply_config(
                 db, SecretBox.load(settings.secret_key, settings.data_dir), config
@@ -48,10 +50,8 @@ def serve(
     os.environ["SWITCHGATE_DATA_DIR"] = str(settings.data_dir)
     os.environ["SWITCHGATE_DATABASE_URL"] = settings.resolved_database_url()
     os.environ["SWITCHGATE_SKIP_MIGRATIONS"] = "1"
-    print(
-        f"switchgate listening on http://{host}:{port} (database: {_safe(settings.resolved_database_url())})",
-        flush=True,
-    )
+    database = _safe(settings.resolved_database_url())
+    print(f"switchgate listening on http://{host}:{port} (database: {database})", flush=True)
     uvicorn.run(
         "switchgate.app:create_app_from_env",
         factory=True,

@@ -266,12 +266,16 @@ def test_upstream_errors_are_translated_into_the_messages_shape(gateway: Gateway
     sdk = client(gateway, token)
     with pytest.raises(anthropic.RateLimitError) as limited:
         sdk.messages.create(
-            model="gpt-mock", max_tokens=16, messages=[{"role": "user", "content": "[[mock:error=429]]"}]
+            model="gpt-mock",
+            max_tokens=16,
+            messages=[{"role": "user", "content": "[[mock:error=429]]"}],
         )
     assert limited.value.body["error"]["type"] == "rate_limit_error"  # type: ignore[index]
     with pytest.raises(anthropic.InternalServerError) as failed:
         sdk.messages.create(
-            model="gpt-mock", max_tokens=16, messages=[{"role": "user", "content": "[[mock:error=500]]"}]
+            model="gpt-mock",
+            max_tokens=16,
+            messages=[{"role": "user", "content": "[[mock:error=500]]"}],
         )
     assert failed.value.body["error"]["type"] == "api_error"  # type: ignore[index]
 

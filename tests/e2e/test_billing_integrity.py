@@ -58,7 +58,7 @@ def test_concurrent_requests_never_overdraw(gateway_any: Gateway) -> None:
     succeeded = sum(outcomes)
     assert succeeded >= 5 and not all(outcomes)
     assert wait_for(lambda: _charges(gateway_any, email)[0] == succeeded, timeout=10)
-    count, total = _charges(gateway_any, email)
+    _, total = _charges(gateway_any, email)
     balance = gateway_any.balance(email)  # also checks ledger == balance
     assert balance >= 0
     assert balance == 500 * UNITS_PER_USD // 10**6 - total
@@ -84,7 +84,9 @@ def test_queued_charges_survive_a_stop(
         email, token = gw.new_user()
         sdk = openai.OpenAI(base_url=f"{gw.url}/v1", api_key=token, max_retries=0)
         for _ in range(3):
-            sdk.chat.completions.create(model="gpt-mock", messages=[{"role": "user", "content": "hi"}])
+            sdk.chat.completions.create(
+                model="gpt-mock", messages=[{"role": "user", "content": "hi"}]
+            )
         assert _charges(gw, email) == (0, 0), "charges are batched, not written per request"
         process.proc.send_signal(signal.SIGTERM)
         # uvicorn shuts down gracefully, then re-raises the signal it caught.

@@ -115,11 +115,8 @@ def test_bad_key_and_unknown_model(gateway: Gateway) -> None:
     email, token = gateway.new_user()
     body = {"contents": [{"role": "user", "parts": [{"text": "x"}]}]}
     for key in ("wrong", f"{token} "):
-        status, reply = http_json(
-            "POST",
-            f"{gateway.url}/v1beta/models/gemini-mock:generateContent?key={key.replace(' ', '%20')}",
-            body,
-        )
+        url = f"{gateway.url}/v1beta/models/gemini-mock:generateContent"
+        status, reply = http_json("POST", f"{url}?key={key.replace(' ', '%20')}", body)
         assert status == 401 and reply["error"]["status"] == "UNAUTHENTICATED"
     sdk = client(gateway, token)
     with pytest.raises(genai_errors.ClientError) as info:

@@ -46,6 +46,9 @@ class ChatCall:
     outcome: Outcome
     stream_headers: list[tuple[bytes, bytes]] | None = None
     pass_filter: Callable[[], PassFilter] | None = None
+    # A per-channel override of the channel kind's provider (e.g. a native Responses
+    # upstream); passthrough still means "the provider's dialect is the client's".
+    native: Callable[[Channel], ChatProvider | None] | None = None
 
 
 def target_for(channel: Channel, model: str) -> Target:
@@ -93,7 +96,8 @@ async def _attempt_channels(state: AppState, call: ChatCall, responder: Responde
     candidates = plan(state.catalog.channels_by_model.get(model, ()), state.health, state.rng)
     last_error: GatewayError | None = None
     for channel in candidates:
-        provider = state.providers.get(channel.kind)
+        native = call.native(channel) if call.native is not None else None
+        provider = native or state.providers.get(channel.kind)
         if provider is None:
             continue
         target = target_for(channel, model)

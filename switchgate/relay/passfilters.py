@@ -33,4 +33,3 @@ class OpenAIUsageStripper:
     def close(self) -> bytes:
         rest, self._buffer = self._buffer, b""
         return b"" if _USAGE_ONLY.search(rest) else rest
-

@@ -17,6 +17,7 @@ from switchgate.relay.asgi import (
     read_body,
 )
 from switchgate.relay.chat_route import ChatEndpoint, handle_chat, render_error
+from switchgate.relay.count_tokens import upstream_count
 from switchgate.relay.gate import admit, bearer_token, new_request_id, parse_json_object
 from switchgate.state import AppState
 
@@ -41,7 +42,8 @@ async def messages(state: AppState, scope: Scope, receive: Receive, send: Send) 
 
 
 async def count_tokens(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
-    """Counted by the gateway's offline tokenizer (an estimate for Claude models)."""
+    """Asked of the Anthropic channel serving the model (exact); for models on other
+    channels, counted by the gateway's offline tokenizer (an estimate)."""
     dialect = state.dialects.anthropic
     responder = Responder(send, new_request_id())
     headers = header_map(scope)
@@ -50,7 +52,17 @@ async def count_tokens(state: AppState, scope: Scope, receive: Receive, send: Se
         body = parse_json_object(await read_body(receive, state.settings.max_body_bytes))
         request = anthropic_count_tokens_request(body, headers)
         policy.check_model(principal, request.model, state.catalog)
-        count = state.tokenizer.count_request(request)
+        count = await upstream_count(
+            state,
+            request.model,
+            "anthropic",
+            body,
+            headers,
+            url_suffix="/count_tokens",
+            field="input_tokens",
+        )
+        if count is None:
+            count = state.tokenizer.count_request(request)
     except GatewayError as err:
         await render_error(responder, dialect, err)
         return

@@ -11,7 +11,8 @@ from switchgate.dialects.base import ChatDialect
 from switchgate.dialects.gemini_generate.decode import gemini_count_tokens_request
 from switchgate.errors import ErrorKind, GatewayError
 from switchgate.providers.gemini_stream import GeminiSseToArray
-from switchgate.relay import policy
+from switchgate.providers.embeddings import GEMINI_ACTIONS
+from switchgate.relay import policy, routes_gemini_embed
 from switchgate.relay.asgi import (
     JSON_HEADERS,
     Receive,
@@ -24,6 +25,7 @@ from switchgate.relay.asgi import (
 )
 from switchgate.relay.chat import PassFilter
 from switchgate.relay.chat_route import ChatEndpoint, handle_chat, render_error
+from switchgate.relay.count_tokens import upstream_count
 from switchgate.relay.gate import admit, new_request_id, parse_json_object
 from switchgate.state import AppState
 
@@ -94,6 +96,10 @@ async def dispatch(state: AppState, scope: Scope, receive: Receive, send: Send) 
         await handle_chat(_endpoint(action, model, alt), state, scope, receive, send)
     elif method == "POST" and action == "countTokens":
         await _count_tokens(state, scope, receive, send, model)
+    elif method == "POST" and action in GEMINI_ACTIONS:
+        await routes_gemini_embed.embed(
+            state, scope, receive, send, model=model, action=action, token=api_key
+        )
     else:
         err = GatewayError(ErrorKind.NOT_FOUND, f"Unknown endpoint: {method} {path}")
         await render_error(Responder(send, new_request_id()), state.dialects.gemini, err)
@@ -109,7 +115,11 @@ async def _count_tokens(
         body = parse_json_object(await read_body(receive, state.settings.max_body_bytes))
         request = gemini_count_tokens_request(body, model)
         policy.check_model(principal, request.model, state.catalog)
-        count = state.tokenizer.count_request(request)
+        count = await upstream_count(
+            state, request.model, "gemini", body, {":action": "countTokens"}, field="totalTokens"
+        )
+        if count is None:
+            count = state.tokenizer.count_request(request)
     except GatewayError as err:
         await render_error(responder, state.dialects.gemini, err)
         return

@@ -121,7 +121,10 @@ def test_count_tokens(gateway: Gateway, model: str) -> None:
     counted = client(gateway, token).messages.count_tokens(
         model=model, messages=[{"role": "user", "content": "how many tokens is this"}]
     )
-    assert counted.input_tokens > 5
+    if model == "claude-mock":  # asked of the Anthropic upstream: the fake one counts words
+        assert counted.input_tokens == 5
+    else:  # counted by the gateway's tokenizer
+        assert counted.input_tokens > 5
 
 
 def test_prompt_cache_usage_is_priced_with_cache_prices(gateway: Gateway) -> None:

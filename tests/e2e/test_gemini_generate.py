@@ -94,7 +94,10 @@ def test_count_tokens(gateway: Gateway, model: str) -> None:
     _, token = gateway.new_user()
     sdk = client(gateway, token)
     counted = sdk.models.count_tokens(model=model, contents="count these words please")
-    assert (counted.total_tokens or 0) > 3
+    if model == "gemini-mock":  # asked of the Gemini upstream: the fake one counts words
+        assert counted.total_tokens == 4
+    else:
+        assert (counted.total_tokens or 0) > 3
 
 
 def test_stream_without_alt_sse_is_a_json_array(gateway: Gateway) -> None:

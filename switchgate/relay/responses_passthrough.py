@@ -1,0 +1,91 @@
+"""Native passthrough for `/v1/responses`: OpenAI channels that declare `responses = true`.
+
+`run_chat` passes a call through when the provider's dialect equals the client's. No
+channel kind speaks "responses", so Responses calls are translated through the IR to chat,
+except on channels for which `ChatCall.native` (here `ResponsesNative.for_channel`) hands
+back this provider: its dialect IS "responses", so run_chat relays the client's body to
+`{base}/responses` and streams the upstream bytes back untouched, metering usage from
+`response.completed`. One object per request: it remembers the final response object the
+upstream produced (for the store) and the last sequence number (for an error event).
+"""
+
+from collections.abc import Mapping
+from typing import Any
+
+from switchgate.core.request import ChatRequest
+from switchgate.core.response import ChatResponse
+from switchgate.core.usage import Usage
+from switchgate.errors import GatewayError
+from switchgate.providers.base import ChatProvider, StreamDecoder, Target, UpstreamRequest
+from switchgate.providers.openai import OpenAIProvider
+from switchgate.providers.openai_response import classify_openai_error
+from switchgate.providers.openai_responses import (
+    ResponsesUsageMeter,
+    build_responses_passthrough,
+    parse_response_object,
+    response_to_core,
+    usage_from_responses,
+)
+from switchgate.routing.channels import Channel
+
+RESPONSES_EXTRA = "responses"  # channel extra: the upstream serves POST {base}/responses
+
+
+def serves_responses(channel: Channel) -> bool:
+    return channel.kind == "openai" and channel.extra.get(RESPONSES_EXTRA) is True
+
+
+class ResponsesNative:
+    """Implements providers.base.ChatProvider, for passthrough only."""
+
+    kind = "openai"
+    dialect = "responses"
+
+    def __init__(self) -> None:
+        self._chat = OpenAIProvider()  # the chat methods are never used for passthrough
+        self.final: dict[str, Any] | None = None
+        self.meter: ResponsesUsageMeter | None = None
+
+    def for_channel(self, channel: Channel) -> ChatProvider | None:
+        return self if serves_responses(channel) else None
+
+    @property
+    def sequence(self) -> int:
+        return self.meter.sequence if self.meter is not None else -1
+
+    def final_response(self) -> dict[str, Any] | None:
+        if self.final is not None:
+            return self.final
+        return self.meter.final if self.meter is not None else None
+
+    def build_passthrough(
+        self, body: dict[str, Any], target: Target, headers: Mapping[str, str]
+    ) -> UpstreamRequest:
+        return build_responses_passthrough(body, target)
+
+    def usage_from_body(self, body: bytes) -> Usage | None:
+        data = parse_response_object(body)
+        if data is None:
+            return None
+        if data.get("status") in ("completed", "incomplete"):
+            self.final = data
+        return usage_from_responses(data.get("usage"))
+
+    def usage_meter(self) -> ResponsesUsageMeter:
+        self.meter = ResponsesUsageMeter()
+        return self.meter
+
+    def parse_chat_response(self, body: bytes, request: ChatRequest) -> ChatResponse:
+        data = parse_response_object(body)
+        if data is None:
+            raise ValueError("the upstream's Response body is not a JSON object")
+        return response_to_core(data)
+
+    def classify_error(self, status: int, body: bytes) -> GatewayError:
+        return classify_openai_error(status, body)
+
+    def build_chat_request(self, request: ChatRequest, target: Target) -> UpstreamRequest:
+        return self._chat.build_chat_request(request, target)
+
+    def chat_stream_decoder(self, request: ChatRequest) -> StreamDecoder:
+        return self._chat.chat_stream_decoder(request)

@@ -1,0 +1,114 @@
+"""POST /v1/completions (legacy text completions, protocols §2.1), streaming included.
+
+Passed through to OpenAI-compatible and Azure channels with only `model` rewritten.
+Streams always ask the upstream for the usage chunk; the chunk is hidden again when the
+client didn't ask for it. Billed like chat: the reported usage at the token prices, or,
+when the upstream reports none, the tokenizer's count of the prompt and the text.
+"""
+
+from collections.abc import Mapping
+
+import aiohttp
+
+from switchgate.billing.pricing import Price, token_cost, token_hold
+from switchgate.core.usage import Usage
+from switchgate.dialects.openai_media.requests import (
+    CompletionsRequest,
+    Prompt,
+    parse_completions,
+    prompt_size,
+)
+from switchgate.providers.base import Target, UpstreamRequest
+from switchgate.providers.openai_media import (
+    OPENAI_KINDS,
+    StreamUsageMeter,
+    body_usage,
+    completion_text,
+    passthrough_json,
+)
+from switchgate.relay.asgi import SSE_HEADERS, Receive, Scope, Send
+from switchgate.relay.gate import parse_json_object
+from switchgate.relay.passfilters import OpenAIUsageStripper
+from switchgate.relay.simple import Delivery, Exchange, MediaEndpoint, handle_media
+from switchgate.relay.upstream import read_all
+from switchgate.routing.channels import Channel
+from switchgate.state import AppState
+from switchgate.tokenizer import Tokenizer
+
+
+def count_prompts(tokenizer: Tokenizer, prompts: list[Prompt]) -> int:
+    return sum(len(p) if isinstance(p, tuple) else tokenizer.count(p) for p in prompts)
+
+
+def complete_usage(
+    tokenizer: Tokenizer, prompts: list[Prompt], usage: Usage | None, text: str
+) -> Usage:
+    """Usage as reported, with whatever the upstream left out counted by the tokenizer."""
+    if usage is not None and usage.input_tokens and usage.output_tokens:
+        return usage
+    base = usage or Usage()
+    return Usage(
+        input_tokens=base.input_tokens or count_prompts(tokenizer, prompts),
+        output_tokens=base.output_tokens or tokenizer.count(text),
+        cache_read_tokens=base.cache_read_tokens,
+        estimated=True,
+    )
+
+
+class CompletionsExchange(Exchange):
+    kinds = OPENAI_KINDS
+
+    def __init__(self, request: CompletionsRequest, body: dict[str, object], hold_out: int):
+        super().__init__(request.model, stream=request.stream)
+        self.request = request
+        self.body = body
+        self.default_output = hold_out
+
+    def hold(self, price: Price) -> int:
+        request = self.request
+        prompt_tokens = sum(prompt_size(p) for p in request.prompts) + 16
+        per_choice = request.max_tokens if request.max_tokens is not None else self.default_output
+        outputs = per_choice * request.choices * len(request.prompts)
+        return token_hold(price, prompt_tokens, outputs)
+
+    def build(self, channel: Channel, target: Target) -> UpstreamRequest:
+        return passthrough_json(
+            channel.kind, target, "completions", dict(self.body), stream_usage=True
+        )
+
+    async def relay(self, delivery: Delivery, response: aiohttp.ClientResponse) -> None:
+        tokenizer = delivery.state.tokenizer
+        prompts = self.request.prompts
+        if not self.request.stream:
+            data = await read_all(response)
+            usage = body_usage(data)
+            if usage is None or not usage.output_tokens or not usage.input_tokens:
+                usage = complete_usage(tokenizer, prompts, usage, completion_text(data))
+            delivery.bill(token_cost(delivery.price, usage), usage)
+            await delivery.whole(data)
+            return
+        meter = StreamUsageMeter()
+        try:
+            await delivery.stream(
+                response,
+                SSE_HEADERS,
+                meter=meter.feed,
+                pass_filter=None if self.request.wants_usage else OpenAIUsageStripper(),
+                in_band_errors=True,
+            )
+        finally:
+            usage = complete_usage(tokenizer, prompts, meter.usage, meter.text())
+            delivery.bill(token_cost(delivery.price, usage), usage)
+
+
+def _prepare(state: AppState, raw: bytes, headers: Mapping[str, str]) -> Exchange:
+    body = parse_json_object(raw)
+    request = parse_completions(body)
+    return CompletionsExchange(request, body, state.settings.default_hold_output_tokens)
+
+
+COMPLETIONS = MediaEndpoint(name="completions", what="text completions", prepare=_prepare)
+
+
+async def completions(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
+    await handle_media(COMPLETIONS, state, scope, receive, send)

@@ -1,0 +1,258 @@
+"""The pipeline every non-chat endpoint shares (completions, embeddings, images, audio,
+rerank, Gemini embeddings):
+
+    admit -> read body -> endpoint.prepare (validate, 400s) -> model allowed and served
+    -> channels of a kind that can serve this operation (else 404) -> hold the worst case
+    -> per candidate: build, send; retry the next one on connect errors / 429 / 5xx
+       before the first byte -> exchange.relay (whole or streamed; sets usage and cost)
+    -> settle the hold, record the outcome (ledger row + request log, batched)
+
+An endpoint supplies a MediaEndpoint (how to find the token, which dialect renders its
+errors, how to turn the body into an Exchange); the Exchange knows how to reach each
+kind of channel for this one call and how to relay and bill the answer.
+"""
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+
+import aiohttp
+
+from switchgate.accounts.auth import Principal
+from switchgate.billing.pricing import Price
+from switchgate.core.usage import Usage
+from switchgate.dialects.base import ChatDialect
+from switchgate.errors import ErrorKind, GatewayError
+from switchgate.providers.base import Target, UpstreamRequest
+from switchgate.providers.gemini_stream import classify_gemini_error
+from switchgate.providers.openai_response import classify_openai_error
+from switchgate.relay import policy
+from switchgate.relay.asgi import (
+    ClientGone,
+    Receive,
+    Responder,
+    Scope,
+    Send,
+    client_ip,
+    header_map,
+    read_body,
+)
+from switchgate.relay.chat import PassFilter
+from switchgate.relay.chat_route import render_error
+from switchgate.relay.disconnect import cancel_on_disconnect
+from switchgate.relay.gate import admit, bearer_token, new_request_id
+from switchgate.relay.outcome import Outcome
+from switchgate.relay.upstream import iter_body, read_all
+from switchgate.routing.channels import Channel
+from switchgate.routing.selector import plan
+from switchgate.state import AppState
+
+
+@dataclass(slots=True)
+class Delivery:
+    """What an Exchange needs to answer the client and bill the call."""
+
+    state: AppState
+    outcome: Outcome
+    responder: Responder
+    dialect: ChatDialect
+    price: Price
+    channel: Channel
+
+    def bill(self, cost: int, usage: Usage | None = None) -> None:
+        self.outcome.cost = cost
+        if usage is not None:
+            self.outcome.usage = usage
+
+    async def whole(self, body: bytes, content_type: str = "application/json") -> None:
+        self.outcome.first_byte()
+        await self.responder.whole(200, [(b"content-type", content_type.encode())], body)
+
+    async def stream(
+        self,
+        response: aiohttp.ClientResponse,
+        headers: list[tuple[bytes, bytes]],
+        *,
+        meter: Callable[[bytes], None] | None = None,
+        pass_filter: PassFilter | None = None,
+        in_band_errors: bool = False,
+    ) -> None:
+        """Relay the upstream body chunk by chunk as it arrives. A failure after the start
+        ends the response (with the dialect's in-band error event when `in_band_errors`);
+        the caller bills in a `finally`."""
+        await self.responder.start(200, headers)
+        try:
+            async for chunk in iter_body(response):
+                if meter is not None:
+                    meter(chunk)
+                out = pass_filter.feed(chunk) if pass_filter is not None else chunk
+                if out:
+                    self.outcome.first_byte()
+                    await self.responder.chunk(out)
+            await self.responder.end(pass_filter.close() if pass_filter is not None else b"")
+        except GatewayError as err:
+            self.outcome.error = err
+            tail = self.dialect.render_stream_error(err) if in_band_errors else b""
+            try:
+                await self.responder.end(tail)
+            except ClientGone:
+                pass
+
+
+class Exchange:
+    """One validated non-chat call. Subclasses set `kinds` (the channel kinds that can
+    serve it) and implement `hold`, `build` and `relay`."""
+
+    kinds: frozenset[str] = frozenset()
+
+    def __init__(self, model: str, *, stream: bool = False) -> None:
+        self.model = model
+        self.stream = stream
+
+    def hold(self, price: Price) -> int:
+        """The most this call can cost (reserved before any upstream call)."""
+        raise NotImplementedError
+
+    def build(self, channel: Channel, target: Target) -> UpstreamRequest:
+        raise NotImplementedError
+
+    async def relay(self, delivery: Delivery, response: aiohttp.ClientResponse) -> None:
+        """Answer the client from a successful upstream response and call delivery.bill()
+        (in a `finally` when streaming, so a cut stream is still billed)."""
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class MediaEndpoint:
+    name: str  # for logs, e.g. "embeddings"
+    what: str  # for the 404, e.g. "embeddings"
+    prepare: Callable[[AppState, bytes, Mapping[str, str]], Exchange]
+    dialect: Callable[[AppState], ChatDialect] = lambda state: state.dialects.openai
+    token: Callable[[Mapping[str, str], Scope], str | None] = lambda headers, scope: bearer_token(
+        headers
+    )
+
+
+def target_for(channel: Channel, model: str) -> Target:
+    extra = channel.extra
+    return Target(
+        base_url=channel.base_url,
+        api_key=channel.api_key,
+        upstream_model=channel.upstream_model(model),
+        extra_headers=extra.get("headers", {}),
+        api_version=extra.get("api_version"),
+    )
+
+
+def classify(kind: str, status: int, body: bytes) -> GatewayError:
+    if kind == "gemini":
+        return classify_gemini_error(status, body)
+    return classify_openai_error(status, body)  # OpenAI, Azure, and Cohere/Jina's {message}
+
+
+def serving_channels(state: AppState, exchange: Exchange, what: str) -> list[Channel]:
+    channels = state.catalog.channels_by_model.get(exchange.model, ())
+    usable = [c for c in channels if c.kind in exchange.kinds]
+    if not usable:
+        raise GatewayError(
+            ErrorKind.NOT_FOUND,
+            f"The model '{exchange.model}' is not available for {what}.",
+            param="model",
+            code="model_not_found",
+        )
+    return usable
+
+
+async def handle_media(
+    endpoint: MediaEndpoint, state: AppState, scope: Scope, receive: Receive, send: Send
+) -> None:
+    dialect = endpoint.dialect(state)
+    request_id = new_request_id()
+    responder = Responder(send, request_id)
+    headers = header_map(scope)
+    outcome = Outcome.begin(request_id, dialect.name, endpoint.name, client_ip(scope))
+    try:
+        principal = await admit(state, endpoint.token(headers, scope), outcome.client_ip)
+        outcome.user_id, outcome.token_id = principal.user_id, principal.token_id
+        raw = await read_body(receive, state.settings.max_body_bytes)
+        exchange = endpoint.prepare(state, raw, headers)
+        outcome.model, outcome.stream = exchange.model, exchange.stream
+        policy.check_model(principal, exchange.model, state.catalog)
+        channels = serving_channels(state, exchange, endpoint.what)
+        async with cancel_on_disconnect(receive):
+            await _run(state, exchange, channels, principal, outcome, responder, dialect)
+    except GatewayError as err:
+        outcome.error = err
+        if not responder.started:
+            outcome.status = await render_error(responder, dialect, err)
+    except ClientGone:
+        outcome.status = 499
+    finally:
+        if outcome.user_id is not None:
+            state.recorder.add(outcome.record())
+
+
+async def _run(
+    state: AppState,
+    exchange: Exchange,
+    channels: list[Channel],
+    principal: Principal,
+    outcome: Outcome,
+    responder: Responder,
+    dialect: ChatDialect,
+) -> None:
+    price = state.catalog.prices[exchange.model]
+    held = exchange.hold(price)
+    await state.book.hold(principal.user_id, held)
+    try:
+        for_each = plan(channels, state.health, state.rng)
+        await _attempt(state, exchange, for_each, price, outcome, responder, dialect)
+    finally:
+        cost = outcome.cost
+        principal.spent_here += cost
+        state.book.settle(principal.user_id, held, cost)
+
+
+async def _attempt(
+    state: AppState,
+    exchange: Exchange,
+    candidates: list[Channel],
+    price: Price,
+    outcome: Outcome,
+    responder: Responder,
+    dialect: ChatDialect,
+) -> None:
+    last_error: GatewayError | None = None
+    for channel in candidates:
+        target = target_for(channel, exchange.model)
+        upstream_request = exchange.build(channel, target)
+        outcome.channel, outcome.upstream_model = channel, target.upstream_model
+        try:
+            response = await state.upstream.send(upstream_request)
+        except GatewayError as err:
+            state.health.failure(channel.id)
+            last_error = err
+            continue
+        try:
+            if response.status >= 400:
+                error = classify(channel.kind, response.status, await read_all(response))
+                if error.retryable:
+                    state.health.failure(channel.id)
+                    last_error = error
+                    continue
+                raise error
+            state.health.success(channel.id)
+            delivery = Delivery(state, outcome, responder, dialect, price, channel)
+            await exchange.relay(delivery, response)
+            return
+        finally:
+            response.release()
+    raise last_error or GatewayError(
+        ErrorKind.UPSTREAM_ERROR, f"No channel is available for the model '{exchange.model}'."
+    )
+
+
+def unreadable(exc: Exception) -> GatewayError:
+    return GatewayError(
+        ErrorKind.UPSTREAM_ERROR,
+        f"The upstream sent a response the gateway could not read ({type(exc).__name__}).",
+    )

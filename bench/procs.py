@@ -96,7 +96,12 @@ def spawn(
             os.sched_setaffinity(0, cpus)
 
     popen = subprocess.Popen(
-        args, env=env, stdout=handle, stderr=subprocess.STDOUT, cwd=cwd, preexec_fn=pin
+        args,
+        env=env,
+        stdout=handle,
+        stderr=subprocess.STDOUT,
+        cwd=cwd,
+        preexec_fn=pin,  # noqa: PLW1509 - no threads here
     )
     return Proc(name, popen, log_path)
 

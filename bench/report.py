@@ -64,7 +64,7 @@ def compare(data: dict[str, Any]) -> dict[str, Any]:
 
 def _f(value: Any, digits: int = 0) -> str:
     if value is None:
-        return "–"
+        return "-"
     if isinstance(value, float):
         return f"{value:.{digits}f}"
     return str(value)
@@ -72,7 +72,7 @@ def _f(value: Any, digits: int = 0) -> str:
 
 def _lat(r: dict[str, Any] | None) -> str:
     if not r:
-        return "–"
+        return "-"
     return f"{r['latency_ms']['p50']:.2f} / {r['latency_ms']['p99']:.2f}"
 
 

@@ -10,7 +10,6 @@ a one-worker gateway on CPU 1; two-worker runs may use both CPUs.
 """
 
 import argparse
-import asyncio
 import os
 import platform
 import re
@@ -161,7 +160,7 @@ def _meta(mode: str, duration: float, warmup: float) -> dict[str, Any]:
         code = f"import importlib.metadata as m; print(m.version({module!r}))"
         try:
             return subprocess.run(
-                [python, "-c", code], capture_output=True, text=True, timeout=30
+                [python, "-c", code], check=False, capture_output=True, text=True, timeout=30
             ).stdout.strip()
         except (OSError, subprocess.SubprocessError):
             return ""

@@ -161,7 +161,9 @@ def litellm_available() -> bool:
 def _litellm_config(upstream_url: str) -> str:
     lines = ["model_list:"]
     for model, (kind, _) in MODELS.items():
-        upstream_model = "openai/bench-model" if kind == "openai" else "anthropic/claude-bench"
+        # Models LiteLLM's price map knows, so it takes its normal cost path (an unknown
+        # model sends every request through its "zero cost" diagnostics instead).
+        upstream_model = "openai/gpt-4o-mini" if kind == "openai" else "anthropic/claude-haiku-4-5"
         lines += [
             f"  - model_name: {model}",
             "    litellm_params:",

@@ -268,13 +268,28 @@ class UpstreamProtocol(asyncio.Protocol):
             else:
                 self._write_all(parts)
             return None
-        first = latency / 1000
-        self.handles = [loop.call_later(first, self._write, parts[0] + parts[1], False)]
-        for i, part in enumerate(parts[2:-1], start=1):
-            self.handles.append(loop.call_later(first + i * pace / 1000, self._write, part, False))
-        last = first + (len(parts) - 2) * pace / 1000
-        self.handles.append(loop.call_later(last, self._write, parts[-1], True))
+        # One timer at a time, each scheduling the next: timers due in the same loop
+        # iteration could otherwise run out of order on a busy loop.
+        self._paced(list(parts), loop.time() + latency / 1000, pace / 1000, 0)
         return None
+
+    def _paced(self, parts: list[bytes], start: float, pace: float, sent: int) -> None:
+        loop = asyncio.get_running_loop()
+        if sent == 0:
+            parts[:2] = [parts[0] + parts[1]]  # headers go out with the first chunk
+            parts[-2:] = [parts[-2] + parts[-1]]  # and the end marker with the last
+            delay = start - loop.time()
+            if delay > 0:
+                self.handles = [loop.call_later(delay, self._paced, parts, start, pace, 1)]
+                return
+            sent = 1
+        last = sent == len(parts)
+        self._write(parts[sent - 1], last)
+        if not last:
+            due = start + sent * pace - loop.time()
+            self.handles = [
+                loop.call_later(max(0.0, due), self._paced, parts, start, pace, sent + 1)
+            ]
 
     def _write_all(self, parts: tuple[bytes, ...]) -> None:
         self._write(_joined(parts), True)
@@ -322,7 +337,10 @@ def main() -> None:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=9100)
     args = parser.parse_args()
-    run(serve(args.host, args.port))
+    try:
+        run(serve(args.host, args.port))
+    except KeyboardInterrupt:
+        pass
 
 
 def run(main: Any) -> None:

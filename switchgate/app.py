@@ -8,7 +8,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from switchgate.lifecycle import Lifecycle
-from switchgate.relay import routes_gemini, routes_openai
+from switchgate.relay import realtime, routes_gemini, routes_openai, routes_responses
 from switchgate.relay.asgi import Receive, Scope, Send
 from switchgate.relay.routes import Handler, route_table
 from switchgate.settings import Settings
@@ -45,7 +45,15 @@ def _web_app(state: AppState) -> Starlette:
             return JSONResponse({"error": "forbidden"}, status_code=403)
         return PlainTextResponse(state.metrics.render(), media_type="text/plain; version=0.0.4")
 
-    return Starlette(routes=[Route("/healthz", healthz), Route("/metrics", metrics)])
+    from switchgate.console.app import console_routes
+    from switchgate.console.render import templates
+
+    web = Starlette(
+        routes=[Route("/healthz", healthz), Route("/metrics", metrics), *console_routes()]
+    )
+    web.state.gateway = state
+    web.state.templates = templates()
+    return web
 
 
 class GatewayApp:
@@ -67,12 +75,16 @@ class GatewayApp:
                 await routes_gemini.dispatch(self.state, scope, receive, send)
             elif path.startswith("/v1/models/") and scope["method"] == "GET":
                 await routes_openai.list_models(self.state, scope, receive, send)
+            elif path.startswith(routes_responses.PREFIX):
+                await routes_responses.by_id(self.state, scope, receive, send)
             elif path.startswith("/v1/"):
                 await routes_openai.not_found(self.state, scope, receive, send)
             else:
                 await self.web(scope, receive, send)
         elif kind == "lifespan":
             await self._lifespan(receive, send)
+        elif kind == "websocket" and scope["path"] == realtime.PATH:
+            await realtime.serve(self.state, scope, receive, send)
         else:
             await self.web(scope, receive, send)
 

@@ -5,6 +5,7 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 
+from switchgate.accounts.bootstrap import ensure_admin
 from switchgate.billing.prices import load_prices
 from switchgate.catalog import Catalog
 from switchgate.routing.channels import load_channels
@@ -48,6 +49,7 @@ class Lifecycle:
         state = self.state
         if self._run_migrations:
             await migrate.upgrade(state.db)
+            await ensure_admin(state.db, state.settings)
         await refresh_catalog(state)
         await state.upstream.start()
         state.recorder.start()

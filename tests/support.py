@@ -96,10 +96,16 @@ class Process:
         return self.log_path.read_text(errors="replace")
 
 
-def start_process(args: list[str], env: dict[str, str], log_path: Path, ready_url: str) -> Process:
+def start_process(
+    args: list[str],
+    env: dict[str, str],
+    log_path: Path,
+    ready_url: str,
+    module: str = "switchgate",
+) -> Process:
     handle = log_path.open("wb")
     proc = subprocess.Popen(
-        [sys.executable, "-m", "switchgate", *args],
+        [sys.executable, "-m", module, *args],
         env=env,
         stdout=handle,
         stderr=subprocess.STDOUT,

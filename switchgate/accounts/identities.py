@@ -70,9 +70,7 @@ async def sign_in(conn: AsyncConnection, ident: ProviderIdentity, *, signup_open
         else:
             user_id = (await create_user(conn, email)).id
         await link(conn, user_id, ident)
-        await conn.execute(
-            users.update().where(users.c.id == user_id).values(email_verified=True)
-        )
+        await conn.execute(users.update().where(users.c.id == user_id).values(email_verified=True))
     status = await conn.scalar(select(users.c.status).where(users.c.id == user_id))
     if status != "active":
         raise AccountError("this account is disabled; ask the operator")
@@ -95,9 +93,7 @@ async def list_for_user(conn: AsyncConnection, user_id: int) -> list[dict[str, o
 
 async def unlink(conn: AsyncConnection, user_id: int, identity_id: int) -> None:
     """Remove a sign-in method, unless it is the account's last one."""
-    count = await conn.scalar(
-        select(func.count()).where(oauth_identities.c.user_id == user_id)
-    )
+    count = await conn.scalar(select(func.count()).where(oauth_identities.c.user_id == user_id))
     has_password = await conn.scalar(
         select(users.c.password_hash.is_not(None)).where(users.c.id == user_id)
     )

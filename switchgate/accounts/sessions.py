@@ -134,4 +134,3 @@ async def playground_token(conn: AsyncConnection, box: SecretBox, session: Sessi
         .values(playground_token_id=new.id, playground_token_enc=box.encrypt(new.token))
     )
     return new.token
-

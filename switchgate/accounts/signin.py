@@ -49,9 +49,9 @@ async def authenticate(conn: AsyncConnection, email: str, password: str) -> Sign
         raise SigninRefused("wrong e-mail or password") from None
     row = (
         await conn.execute(
-            select(
-                users.c.id, users.c.password_hash, users.c.status, users.c.email_verified
-            ).where(users.c.email == email)
+            select(users.c.id, users.c.password_hash, users.c.status, users.c.email_verified).where(
+                users.c.email == email
+            )
         )
     ).first()
     if row is None or not row.password_hash:

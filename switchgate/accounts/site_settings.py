@@ -36,9 +36,7 @@ SPECS: Final = (
     ),
     SettingSpec("smtp_host", "SMTP host"),
     SettingSpec("smtp_port", "SMTP port", "25"),
-    SettingSpec(
-        "smtp_security", "SMTP security", "none", choices=("none", "starttls", "tls")
-    ),
+    SettingSpec("smtp_security", "SMTP security", "none", choices=("none", "starttls", "tls")),
     SettingSpec("smtp_user", "SMTP user name"),
     SettingSpec("smtp_password", "SMTP password", secret=True),
     SettingSpec("smtp_from", "Sender address", "switchgate@localhost"),

@@ -130,9 +130,7 @@ def transcription_cost(price: Price, seconds: int | None, usage: Usage | None) -
     return price.per_request
 
 
-def transcription_hold(
-    price: Price, seconds: int, input_tokens: int, output_tokens: int
-) -> int:
+def transcription_hold(price: Price, seconds: int, input_tokens: int, output_tokens: int) -> int:
     """Worst case: whichever of the two meterings costs more for these estimates."""
     per_minute = price.extra.get(PER_MINUTE, 0)
     by_time = minutes_cost(per_minute, seconds) if per_minute else 0
@@ -158,11 +156,11 @@ def media_extra(
     if per_image is not None:
         extra[IMAGE] = usd_to_units(per_image)
     pairs = image_prices.items() if isinstance(image_prices, Mapping) else image_prices
-    for spec, usd in pairs:
-        spec = spec.strip()
+    for raw, usd in pairs:
+        spec = raw.strip()
         parts = spec.split(":")
         if not spec or len(parts) > 2 or not all(parts):
-            raise MoneyError(f"image price key must be SIZE or SIZE:QUALITY, got {spec!r}")
+            raise MoneyError(f"image price key must be SIZE or SIZE:QUALITY, got {raw!r}")
         extra[f"{IMAGE}:{spec}"] = usd_to_units(usd)
     if per_1m_characters is not None:
         extra[PER_CHARACTER] = per_million_to_unit_price(per_1m_characters)

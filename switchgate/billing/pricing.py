@@ -16,7 +16,8 @@ class Price:
     cache_read: int | None = None
     cache_write: int | None = None
     per_request: int = 0
-    # Other unit prices by name (per_image:<size>:<quality>, per_character, per_second...).
+    # Media prices in units by name (image, image:SIZE[:QUALITY], per_character,
+    # per_minute): see billing/media_pricing.py.
     extra: dict[str, int] = field(default_factory=dict)
 
     @property

@@ -3,7 +3,7 @@
 [settings]                 # any Settings field, e.g. port = 8080
 [[channels]]
 name = "openai-main"
-kind = "openai"            # openai | azure | anthropic | gemini
+kind = "openai"            # openai | azure | anthropic | gemini | cohere | jina
 base_url = "https://api.openai.com/v1"
 key_env = "OPENAI_API_KEY" # or: key = "sk-..."
 models = ["gpt-4o-mini"]
@@ -11,11 +11,22 @@ priority = 0
 weight = 1
 map = { "mini" = "gpt-4o-mini" }
 headers = { "X-Org" = "abc" }
+responses = true           # openai kind: also serves the Responses API (passthrough)
 [prices."gpt-4o-mini"]     # USD per 1M tokens, as strings or numbers
 input = "0.15"
 output = "0.60"
 cache_read = "0.075"
 per_request = "0.001"   # USD per call, optional
+[prices."dall-e-3"]        # media prices (docs/endpoints.md)
+kind = "image"             # chat | embedding | image | tts | stt | rerank
+per_image = "0.04"         # USD per image, any size/quality
+image_prices = { "1024x1024:hd" = "0.08", "1792x1024" = "0.08" }
+[prices."tts-1"]
+kind = "tts"
+per_1m_characters = "15"
+[prices."whisper-1"]
+kind = "stt"
+per_minute = "0.006"
 """
 
 import os
@@ -23,6 +34,7 @@ import tomllib
 from pathlib import Path
 from typing import Any
 
+from switchgate.billing.media_pricing import media_extra
 from switchgate.billing.prices import set_price
 from switchgate.money import per_million_to_unit_price, usd_to_units
 from switchgate.routing.channels import upsert_channel
@@ -57,6 +69,23 @@ def _price(value: Any) -> int:
     return per_million_to_unit_price(str(value))
 
 
+def _media_extra(spec: dict[str, Any]) -> dict[str, int]:
+    """per_image, image_prices = {"SIZE:QUALITY" = USD}, per_1m_characters, per_minute."""
+    images = spec.get("image_prices", {})
+    if not isinstance(images, dict):
+        raise ConfigError("image_prices must be a table of SIZE:QUALITY = USD")
+
+    def usd(key: str) -> str | None:
+        return str(spec[key]) if key in spec else None
+
+    return media_extra(
+        per_image=usd("per_image"),
+        image_prices={str(k): str(v) for k, v in images.items()},
+        per_1m_characters=usd("per_1m_characters"),
+        per_minute=usd("per_minute"),
+    )
+
+
 async def apply_config(db: Database, box: SecretBox, config: dict[str, Any]) -> list[str]:
     """Upsert every declared channel and price; returns a line per change for the log."""
     done: list[str] = []
@@ -67,6 +96,8 @@ async def apply_config(db: Database, box: SecretBox, config: dict[str, Any]) -> 
                 extra["headers"] = dict(entry["headers"])
             if "api_version" in entry:
                 extra["api_version"] = str(entry["api_version"])
+            if entry.get("responses") is True:
+                extra["responses"] = True  # serves POST {base}/responses natively
             _, created = await upsert_channel(
                 conn,
                 box,
@@ -92,6 +123,7 @@ async def apply_config(db: Database, box: SecretBox, config: dict[str, Any]) -> 
                 cache_read=_price(spec["cache_read"]) if "cache_read" in spec else None,
                 cache_write=_price(spec["cache_write"]) if "cache_write" in spec else None,
                 per_request=usd_to_units(str(spec["per_request"])) if "per_request" in spec else 0,
+                extra=_media_extra(spec),
             )
             done.append(f"price {model} set")
     return done

@@ -14,7 +14,8 @@ from switchgate.accounts.service import AccountError
 from switchgate.billing.ledger import LedgerError
 from switchgate.cli.config_file import ConfigError
 from switchgate.cli.ops import Ops
-from switchgate.money import MoneyError, format_usd_exact, per_million_to_unit_price, usd_to_units
+from switchgate.cli.prices import add_price_commands, run_prices
+from switchgate.money import MoneyError, format_usd_exact, usd_to_units
 from switchgate.routing.channels import ChannelError
 from switchgate.settings import Settings
 from switchgate.storage import migrate
@@ -73,7 +74,9 @@ def _parser() -> argparse.ArgumentParser:
     csub = channels.add_subparsers(dest="action", required=True)
     cadd = csub.add_parser("add", help="create a channel, or update the one with this name")
     cadd.add_argument("name")
-    cadd.add_argument("--kind", required=True, help="openai | azure | anthropic | gemini")
+    cadd.add_argument(
+        "--kind", required=True, help="openai | azure | anthropic | gemini | cohere | jina"
+    )
     cadd.add_argument("--base-url", required=True)
     cadd.add_argument("--key", required=True)
     cadd.add_argument("--models", required=True, help="comma-separated model names")
@@ -82,20 +85,16 @@ def _parser() -> argparse.ArgumentParser:
     cadd.add_argument("--map", action="append", default=[], metavar="ALIAS=UPSTREAM_MODEL")
     cadd.add_argument("--header", action="append", default=[], metavar="NAME=VALUE")
     cadd.add_argument("--api-version", help="Azure api-version")
+    cadd.add_argument(
+        "--responses",
+        action="store_true",
+        help="openai kind: the upstream also serves the Responses API (/v1/responses passthrough)",
+    )
     csub.add_parser("list")
     for verb in ("enable", "disable"):
         csub.add_parser(verb).add_argument("name")
 
-    prices = sub.add_parser("prices", help="set model prices (USD per 1M tokens)")
-    psub = prices.add_subparsers(dest="action", required=True)
-    pset = psub.add_parser("set")
-    pset.add_argument("model")
-    pset.add_argument("--input", required=True)
-    pset.add_argument("--output", required=True)
-    pset.add_argument("--cache-read")
-    pset.add_argument("--cache-write")
-    pset.add_argument("--per-request", help="USD added to every call")
-    psub.add_parser("list")
+    add_price_commands(sub)
 
     config = sub.add_parser("config", help="apply a TOML config file now")
     config.add_argument("file", type=Path)
@@ -179,6 +178,8 @@ async def _run(args: argparse.Namespace, settings: Settings) -> None:  # noqa: C
                 extra["headers"] = _pairs(args.header, "--header")
             if args.api_version:
                 extra["api_version"] = args.api_version
+            if args.responses:
+                extra["responses"] = True
             channel_id, created = await ops.add_channel(
                 name=args.name,
                 kind=args.kind,
@@ -200,26 +201,8 @@ async def _run(args: argparse.Namespace, settings: Settings) -> None:  # noqa: C
         elif command == "channels":
             await ops.set_channel_status(args.name, action + "d")
             print(f"channel {args.name} {action}d")
-        elif command == "prices" and action == "set":
-            await ops.set_price(
-                args.model,
-                input=per_million_to_unit_price(args.input),
-                output=per_million_to_unit_price(args.output),
-                cache_read=per_million_to_unit_price(args.cache_read) if args.cache_read else None,
-                cache_write=per_million_to_unit_price(args.cache_write)
-                if args.cache_write
-                else None,
-                per_request=usd_to_units(args.per_request) if args.per_request else 0,
-            )
-            print(f"price of {args.model} set")
         elif command == "prices":
-            from switchgate.money import unit_price_to_per_million as per_m
-
-            for row in await ops.list_prices():
-                print(
-                    f"{row['model']}\t{row['kind']}\tinput {per_m(int(str(row['input'])))}"
-                    f"\toutput {per_m(int(str(row['output'])))} USD/1M"
-                )
+            await run_prices(ops, args)
         elif command == "config":
             from switchgate.cli.config_file import apply_config, read_config
 

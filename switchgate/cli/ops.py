@@ -74,7 +74,7 @@ class Ops:
             )
             return [dict(r._mapping) for r in rows]
 
-    async def set_price(self, model: str, **fields: int | None | str) -> None:
+    async def set_price(self, model: str, **fields: object) -> None:
         async with self.db.begin() as conn:
             await set_price(conn, model, **fields)  # type: ignore[arg-type]
 

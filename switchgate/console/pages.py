@@ -47,11 +47,19 @@ def _page_endpoint(page: Page) -> Route:
     async def endpoint(request: Request) -> Response:
         session = await current_session(request)
         if session is None:
-            target = quote(request.url.path + (f"?{request.url.query}" if request.url.query else ""))
+            query = f"?{request.url.query}" if request.url.query else ""
+            target = quote(request.url.path + query)
             return RedirectResponse(f"/console/signin?next={target}", status_code=303)
         if page.admin and not session.is_admin:
-            return render(request, "message.html", 403, title="Not allowed",
-                          message="This page is for admins.", session=session, pages=PAGES)
+            return render(
+                request,
+                "message.html",
+                403,
+                title="Not allowed",
+                message="This page is for admins.",
+                session=session,
+                pages=PAGES,
+            )
         return render(
             request,
             "page.html",

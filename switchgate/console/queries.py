@@ -145,8 +145,13 @@ async def ledger_page(
     conn: AsyncConnection, user_id: int, before_id: int | None, kind: str | None, limit: int = 50
 ) -> tuple[list[dict[str, Any]], int | None]:
     query = select(
-        ledger.c.id, ledger.c.created_at, ledger.c.kind, ledger.c.amount, ledger.c.note,
-        ledger.c.actor, ledger.c.request_id,
+        ledger.c.id,
+        ledger.c.created_at,
+        ledger.c.kind,
+        ledger.c.amount,
+        ledger.c.note,
+        ledger.c.actor,
+        ledger.c.request_id,
     ).where(ledger.c.user_id == user_id)
     if before_id is not None:
         query = query.where(ledger.c.id < before_id)
@@ -169,8 +174,13 @@ async def search_users(
 ) -> tuple[list[dict[str, Any]], int]:
     condition = users.c.email.contains(q.strip().lower()) if q.strip() else None
     query = select(
-        users.c.id, users.c.email, users.c.role, users.c.status, users.c.email_verified,
-        users.c.balance, users.c.created_at,
+        users.c.id,
+        users.c.email,
+        users.c.role,
+        users.c.status,
+        users.c.email_verified,
+        users.c.balance,
+        users.c.created_at,
     )
     count = select(func.count()).select_from(users)
     if condition is not None:

@@ -132,11 +132,10 @@ def parse_gemini_embed(body: dict[str, Any], action: str, model: str) -> GeminiE
         if not isinstance(item, dict):
             raise invalid(f"* {param}: must be an object", param=param)
         named = item.get("model")
-        if action != "embedContent" and isinstance(named, str):
-            if named.removeprefix("models/") != model:
-                raise invalid(
-                    f"Model of request {i} ({named}) does not match models/{model}.", param=param
-                )
+        if isinstance(named, str) and named.removeprefix("models/") != model:
+            raise invalid(
+                f"Model of request {i} ({named}) does not match models/{model}.", param=param
+            )
         text, has_media = _content_text(_get(item, "content", "content"), param)
         texts.append(text)
         media = media or has_media

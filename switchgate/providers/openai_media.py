@@ -197,6 +197,12 @@ class StreamUsageMeter:
     def text(self) -> str:
         return "".join(self._text)
 
+    def transcript(self) -> "TranscriptMeter":
+        """What a transcription stream's `transcript.text.done` reported."""
+        raw = self.raw_usage if isinstance(self.raw_usage, dict) else {}
+        seconds = _duration(raw.get("seconds")) if raw.get("type") == "duration" else None
+        return TranscriptMeter(seconds, self.usage)
+
     def _data(self, data: str) -> None:
         if data == "[DONE]":
             return

@@ -3,7 +3,7 @@ routes in its own module; this is the one place that lists the modules."""
 
 from collections.abc import Awaitable, Callable
 
-from switchgate.relay import routes_anthropic, routes_openai
+from switchgate.relay import routes_anthropic, routes_media, routes_openai, routes_responses
 from switchgate.relay.asgi import Receive, Scope, Send
 from switchgate.state import AppState
 
@@ -16,5 +16,7 @@ def route_table() -> dict[tuple[str, str], Handler]:
         ("GET", "/v1/models"): routes_openai.list_models,
         ("POST", "/v1/messages"): routes_anthropic.messages,
         ("POST", "/v1/messages/count_tokens"): routes_anthropic.count_tokens,
+        ("POST", "/v1/responses"): routes_responses.create,
     }
+    table.update(routes_media.media_routes())
     return table

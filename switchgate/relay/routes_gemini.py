@@ -10,8 +10,8 @@ from switchgate.core.request import ChatRequest
 from switchgate.dialects.base import ChatDialect
 from switchgate.dialects.gemini_generate.decode import gemini_count_tokens_request
 from switchgate.errors import ErrorKind, GatewayError
-from switchgate.providers.gemini_stream import GeminiSseToArray
 from switchgate.providers.embeddings import GEMINI_ACTIONS
+from switchgate.providers.gemini_stream import GeminiSseToArray
 from switchgate.relay import policy, routes_gemini_embed
 from switchgate.relay.asgi import (
     JSON_HEADERS,

@@ -51,6 +51,35 @@ class UpstreamClient:
                 ErrorKind.UPSTREAM_ERROR, f"Could not reach the upstream ({type(exc).__name__})."
             ) from exc
 
+    async def ws_connect(
+        self, url: str, headers: dict[str, str]
+    ) -> aiohttp.ClientWebSocketResponse:
+        """Open a WebSocket to an upstream (Realtime). The handshake has the first-byte
+        deadline; the open socket has no idle deadline (sessions may be quiet for long)."""
+        assert self._session is not None, "UpstreamClient.start() was not called"
+        try:
+            async with asyncio.timeout(self._timeouts.first_byte):
+                return await self._session.ws_connect(
+                    url,
+                    headers=headers,
+                    max_msg_size=0,
+                    timeout=aiohttp.ClientWSTimeout(ws_receive=None, ws_close=10.0),
+                )
+        except TimeoutError as exc:
+            raise GatewayError(
+                ErrorKind.UPSTREAM_TIMEOUT, "The upstream did not answer in time."
+            ) from exc
+        except aiohttp.WSServerHandshakeError as exc:
+            raise GatewayError(
+                ErrorKind.UPSTREAM_ERROR,
+                f"The upstream refused the WebSocket connection (status {exc.status}).",
+                upstream_status=exc.status,
+            ) from exc
+        except aiohttp.ClientError as exc:
+            raise GatewayError(
+                ErrorKind.UPSTREAM_ERROR, f"Could not reach the upstream ({type(exc).__name__})."
+            ) from exc
+
 
 async def iter_body(response: aiohttp.ClientResponse) -> AsyncIterator[bytes]:
     """Chunks as they arrive; an upstream cut or idle timeout becomes a GatewayError."""

@@ -12,7 +12,7 @@ from switchgate.storage.db import bump_config_version, now_ms
 from switchgate.storage.secrets import SecretBox
 from switchgate.storage.tables import channels
 
-KNOWN_KINDS = ("openai", "azure", "anthropic", "gemini")
+KNOWN_KINDS = ("openai", "azure", "anthropic", "gemini", "cohere", "jina")
 
 
 class ChannelError(ValueError):

@@ -221,3 +221,19 @@ site_settings = Table(
     Column("updated_at", BigInteger, nullable=False),
     Column("updated_by", String(320), nullable=True),
 )
+
+# Responses API store (`POST /v1/responses` with store != false): the Response object the
+# client received and the whole conversation (input items + output items, Responses JSON),
+# so `previous_response_id` can continue it. Scoped to the user.
+responses = Table(
+    "responses",
+    metadata,
+    Column("id", String(100), primary_key=True),
+    Column("user_id", Integer, ForeignKey("users.id"), nullable=False),
+    Column("model", String(200), nullable=False),
+    Column("passthrough", Boolean, nullable=False, default=False),
+    Column("response", Text, nullable=False),  # JSON: the Response object
+    Column("conversation", Text, nullable=False),  # JSON: list of Responses items
+    Column("created_at", BigInteger, nullable=False),
+    Index("ix_responses_user_created", "user_id", "created_at"),
+)

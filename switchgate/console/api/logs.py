@@ -14,9 +14,22 @@ from switchgate.console.deps import Actor, ApiError, gw, int_param
 
 QUERY = ("model", "token_id", "status", "since", "until", "cursor", "limit", "user_id")
 CSV_COLUMNS = (
-    "created_at", "request_id", "model", "token_name", "endpoint", "status", "stream",
-    "input_tokens", "output_tokens", "cache_read_tokens", "reasoning_tokens", "cost_usd",
-    "latency_ms", "ttft_ms", "client_ip", "error",
+    "created_at",
+    "request_id",
+    "model",
+    "token_name",
+    "endpoint",
+    "status",
+    "stream",
+    "input_tokens",
+    "output_tokens",
+    "cache_read_tokens",
+    "reasoning_tokens",
+    "cost_usd",
+    "latency_ms",
+    "ttft_ms",
+    "client_ip",
+    "error",
 )
 
 

@@ -22,6 +22,10 @@ def _path_and_params(path: str) -> tuple[str, list[dict[str, Any]]]:
     return _PARAM.sub(lambda m: "{" + m.group(1) + "}", path), params
 
 
+def _operation_id(method: str, path: str) -> str:
+    return f"{method.lower()}_{re.sub(r'[^a-z0-9]+', '_', path.lower())}".strip("_")
+
+
 def build(routes: list[ApiRoute]) -> dict[str, Any]:
     paths: dict[str, dict[str, Any]] = {}
     for route in routes:
@@ -33,8 +37,7 @@ def build(routes: list[ApiRoute]) -> dict[str, Any]:
         operation: dict[str, Any] = {
             "summary": route.summary + (" (admin)" if route.admin else ""),
             "tags": [route.tag],
-            "operationId": f"{route.method.lower()}_{re.sub(r'[^a-z0-9]+', '_', path.lower())}"
-            .strip("_"),
+            "operationId": _operation_id(route.method, path),
             "parameters": params,
             "responses": {
                 "200": {"description": "OK", "content": {route.produces: {}}},

@@ -41,7 +41,7 @@ def _list(value: Any, name: str) -> list[str] | None:
     if value in (None, "", []):
         return None
     if isinstance(value, str):
-        value = [v for v in value.replace("\n", ",").split(",")]
+        value = value.replace("\n", ",").split(",")
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
         raise ApiError(400, f"{name} must be a list of strings", "invalid")
     cleaned = [v.strip() for v in value if v.strip()]

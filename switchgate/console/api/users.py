@@ -75,7 +75,12 @@ async def user_ledger(request: Request, actor: Actor) -> dict[str, Any]:
 
 ROUTES = [
     ApiRoute(
-        "GET", "/api/users", list_users, "Search users by e-mail", "users", True,
+        "GET",
+        "/api/users",
+        list_users,
+        "Search users by e-mail",
+        "users",
+        True,
         query=("q", "offset"),
     ),
     ApiRoute(

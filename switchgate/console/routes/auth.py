@@ -42,7 +42,11 @@ async def signin_page(request: Request) -> Response:
     wait = state.signin_limiter.retry_after(email, ip)
     if wait is not None:
         return await form_page(
-            request, "signin.html", 429, email=email, next=next_url,
+            request,
+            "signin.html",
+            429,
+            email=email,
+            next=next_url,
             error=f"Too many attempts. Try again in {wait // 60 + 1} minutes.",
         )
     try:
@@ -50,15 +54,29 @@ async def signin_page(request: Request) -> Response:
             who = await signin.authenticate(conn, email, str(form.get("password") or ""))
     except AccountError as exc:
         state.signin_limiter.failure(email, ip)
-        return await form_page(request, "signin.html", 400, email=email, next=next_url,
-                               error=str(exc).capitalize() + ".")
+        return await form_page(
+            request,
+            "signin.html",
+            400,
+            email=email,
+            next=next_url,
+            error=str(exc).capitalize() + ".",
+        )
     state.signin_limiter.success(email)
     current = await site(request)
-    if current.smtp_configured and current.flag("require_verification") and not (
-        who.email_verified
+    if (
+        current.smtp_configured
+        and current.flag("require_verification")
+        and not (who.email_verified)
     ):
-        return await form_page(request, "signin.html", 403, email=email, unverified=True,
-                               error="Verify your e-mail address first: open the link we sent.")
+        return await form_page(
+            request,
+            "signin.html",
+            403,
+            email=email,
+            unverified=True,
+            error="Verify your e-mail address first: open the link we sent.",
+        )
     return await start_session(request, who.user_id, next_url)
 
 
@@ -73,8 +91,9 @@ async def signup_page(request: Request) -> Response:
     if not current.signup_open:
         return await form_page(request, "signup.html", 403, error="Sign-up is closed.")
     if str(form.get("password") or "") != str(form.get("password2") or ""):
-        return await form_page(request, "signup.html", 400, email=email,
-                               error="The two passwords differ.")
+        return await form_page(
+            request, "signup.html", 400, email=email, error="The two passwords differ."
+        )
     try:
         async with gw(request).db.begin() as conn:
             user = await signin.sign_up(conn, email, str(form.get("password") or ""))
@@ -85,11 +104,19 @@ async def signup_page(request: Request) -> Response:
     try:
         await _mail_link(request, user.id, user.email, "verify")
     except MailError as exc:
-        return render(request, "message.html", 502, title="Account created",
-                      message=f"But the verification e-mail failed: {exc}.")
-    return render(request, "message.html", title="Check your inbox",
-                  message=f"We sent a link to {user.email}. Open it to verify your address, "
-                  "then sign in.")
+        return render(
+            request,
+            "message.html",
+            502,
+            title="Account created",
+            message=f"But the verification e-mail failed: {exc}.",
+        )
+    return render(
+        request,
+        "message.html",
+        title="Check your inbox",
+        message=f"We sent a link to {user.email}. Open it to verify your address, then sign in.",
+    )
 
 
 async def resend_verification(request: Request) -> Response:
@@ -107,8 +134,12 @@ async def resend_verification(request: Request) -> Response:
                 await _mail_link(request, user_id, email, "verify")
             except MailError:
                 pass
-    return render(request, "message.html", title="Check your inbox",
-                  message="If that account exists and is unverified, a new link is on its way.")
+    return render(
+        request,
+        "message.html",
+        title="Check your inbox",
+        message="If that account exists and is unverified, a new link is on its way.",
+    )
 
 
 async def verify(request: Request) -> Response:
@@ -120,8 +151,13 @@ async def verify(request: Request) -> Response:
             await signin.mark_verified(conn, user_id)
     except AccountError as exc:
         return render(request, "message.html", 400, title="Link not valid", message=str(exc))
-    return render(request, "message.html", title="E-mail verified",
-                  message="Your address is verified. You can sign in now.", signin_link=True)
+    return render(
+        request,
+        "message.html",
+        title="E-mail verified",
+        message="Your address is verified. You can sign in now.",
+        signin_link=True,
+    )
 
 
 async def forgot(request: Request) -> Response:
@@ -141,8 +177,12 @@ async def forgot(request: Request) -> Response:
                 await _mail_link(request, user_id, email, "reset")
             except MailError as exc:
                 return await form_page(request, "forgot.html", 502, error=str(exc))
-    return render(request, "message.html", title="Check your inbox",
-                  message="If an account uses that address, a reset link is on its way.")
+    return render(
+        request,
+        "message.html",
+        title="Check your inbox",
+        message="If an account uses that address, a reset link is on its way.",
+    )
 
 
 async def reset(request: Request) -> Response:
@@ -151,12 +191,14 @@ async def reset(request: Request) -> Response:
     form = await request.form()
     token = str(form.get("token") or "")
     if not pre_csrf_ok(request, form):
-        return await form_page(request, "reset.html", 403, token=token,
-                               error="The form expired; try again.")
+        return await form_page(
+            request, "reset.html", 403, token=token, error="The form expired; try again."
+        )
     password = str(form.get("password") or "")
     if password != str(form.get("password2") or ""):
-        return await form_page(request, "reset.html", 400, token=token,
-                               error="The two passwords differ.")
+        return await form_page(
+            request, "reset.html", 400, token=token, error="The two passwords differ."
+        )
     try:
         async with gw(request).db.begin() as conn:
             user_id = await signin.use_email_token(conn, token, "reset")
@@ -165,16 +207,22 @@ async def reset(request: Request) -> Response:
             await sessions.destroy_all(conn, user_id)
     except AccountError as exc:
         return await form_page(request, "reset.html", 400, token=token, error=str(exc))
-    return render(request, "message.html", title="Password changed",
-                  message="Sign in with your new password.", signin_link=True)
+    return render(
+        request,
+        "message.html",
+        title="Password changed",
+        message="Sign in with your new password.",
+        signin_link=True,
+    )
 
 
 async def signout(request: Request) -> Response:
     session = await current_session(request)
     form = await request.form()
-    if session is not None and csrf.matches(session.csrf, str(form.get(csrf.FIELD) or "")):
-        async with gw(request).db.begin() as conn:
-            await sessions.destroy(conn, session.id)
+    if session is None or not csrf.matches(session.csrf, str(form.get(csrf.FIELD) or "")):
+        return RedirectResponse("/console" if session else "/console/signin", status_code=303)
+    async with gw(request).db.begin() as conn:
+        await sessions.destroy(conn, session.id)
     response = RedirectResponse("/console/signin", status_code=303)
     response.delete_cookie(sessions.COOKIE, path="/")
     return response

@@ -146,13 +146,11 @@ def encode_form(form: Form, boundary: str | None = None) -> tuple[str, bytes]:
     boundary = boundary or "switchgate" + secrets.token_hex(16)
     out: list[bytes] = []
     for name, value in form.fields:
-        out.append(
-            f'--{boundary}\r\nContent-Disposition: form-data; name="{_quote(name)}"\r\n\r\n'.encode()
-        )
-        out.append(value.encode() + b"\r\n")
+        head = f'--{boundary}\r\nContent-Disposition: form-data; name="{_quote(name)}"\r\n\r\n'
+        out.append(head.encode() + value.encode() + b"\r\n")
     for upload in form.files:
         head = (
-            f"--{boundary}\r\nContent-Disposition: form-data; name=\"{_quote(upload.name)}\"; "
+            f'--{boundary}\r\nContent-Disposition: form-data; name="{_quote(upload.name)}"; '
             f'filename="{_quote(upload.filename)}"\r\n'
             f"Content-Type: {upload.content_type or 'application/octet-stream'}\r\n\r\n"
         )

@@ -99,7 +99,7 @@ class CompletionsRequest:
 def parse_completions(body: dict[str, Any]) -> CompletionsRequest:
     model = model_of(body)
     raw = body.get("prompt")
-    prompts = [""] if raw is None else prompts_of(raw, "prompt", allow_empty_text=True)
+    prompts: list[Prompt] = [""] if raw is None else prompts_of(raw, "prompt", True)
     stream = body.get("stream")
     if stream is not None and not isinstance(stream, bool):
         raise invalid("'stream' must be a boolean.", param="stream")
@@ -108,7 +108,8 @@ def parse_completions(body: dict[str, Any]) -> CompletionsRequest:
     max_tokens = optional_int(body, "max_tokens", 0)
     n = optional_int(body, "n", 1, 128) or 1
     best_of = optional_int(body, "best_of", 1, 128) or 1
-    return CompletionsRequest(model, prompts, stream is True, wants_usage, max_tokens, max(n, best_of))
+    choices = max(n, best_of)
+    return CompletionsRequest(model, prompts, stream is True, wants_usage, max_tokens, choices)
 
 
 # ---------------------------------------------------------------- embeddings
@@ -128,9 +129,7 @@ def parse_embeddings(body: dict[str, Any]) -> EmbeddingsRequest:
         raise invalid("'input' is a required property.", param="input")
     inputs = prompts_of(body["input"], "input", allow_empty_text=False)
     if len(inputs) > MAX_EMBEDDING_INPUTS:
-        raise invalid(
-            f"'input' may hold at most {MAX_EMBEDDING_INPUTS} items.", param="input"
-        )
+        raise invalid(f"'input' may hold at most {MAX_EMBEDDING_INPUTS} items.", param="input")
     fmt = optional_str(body, "encoding_format", ("float", "base64"))
     dimensions = optional_int(body, "dimensions", 1)
     return EmbeddingsRequest(model, inputs, "base64" if fmt == "base64" else "float", dimensions)

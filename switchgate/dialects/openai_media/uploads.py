@@ -50,8 +50,7 @@ def check_image(upload: Upload, param: str) -> Upload:
     declared = upload.content_type
     if declared not in GENERIC_TYPES and not declared.startswith("image/"):
         raise invalid(
-            f"The uploaded file '{param}' must be an image (PNG, JPEG or WEBP), "
-            f"not {declared}.",
+            f"The uploaded file '{param}' must be an image (PNG, JPEG or WEBP), not {declared}.",
             param=param,
         )
     actual = sniff_image(upload.data)
@@ -93,7 +92,7 @@ class ImageEdit:
 
 
 def parse_image_edit(form: Form) -> ImageEdit:
-    values: dict[str, object] = {k: v for k, v in reversed(form.fields)}  # first value wins
+    values: dict[str, object] = dict(reversed(form.fields))  # the first value wins
     request = image_request(values)
     checked: dict[int, Upload] = {}
     images = 0

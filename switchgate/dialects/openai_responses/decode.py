@@ -24,6 +24,7 @@ the field). Mapping:
 import re
 from typing import Any, Final
 
+from switchgate.core.content import TextPart
 from switchgate.core.request import (
     ChatRequest,
     Reasoning,
@@ -42,7 +43,6 @@ from switchgate.dialects.openai_chat.validate import (
     value_error,
 )
 from switchgate.dialects.openai_responses.decode_items import ItemDecoder, input_items
-from switchgate.core.content import TextPart
 from switchgate.errors import invalid
 
 EXTRAS_KEY: Final = "responses"

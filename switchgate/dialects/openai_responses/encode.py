@@ -53,7 +53,10 @@ def item_id(response_id: str, prefix: str, index: int) -> str:
 def usage_to_responses(usage: Usage) -> dict[str, Any]:
     return {
         "input_tokens": usage.input_tokens,
-        "input_tokens_details": {"cached_tokens": usage.cache_read_tokens},
+        "input_tokens_details": {
+            "cached_tokens": usage.cache_read_tokens,
+            "cache_write_tokens": usage.cache_write_tokens,
+        },
         "output_tokens": usage.output_tokens,
         "output_tokens_details": {"reasoning_tokens": usage.reasoning_tokens},
         "total_tokens": usage.total_tokens,
@@ -121,9 +124,9 @@ def output_items(response: ChatResponse, response_id: str) -> list[dict[str, Any
         if isinstance(part, ToolCallPart):
             iid = item_id(response_id, "fc", index)
             items.append(function_call_item(iid, part.id, part.name, part.arguments))
-        elif isinstance(part, ThinkingPart) and part.redacted is None:
-            if part.text or part.signature:
-                items.append(reasoning_item(item_id(response_id, "rs", index), part.text, part.signature))
+        elif isinstance(part, ThinkingPart) and (part.text or part.signature):
+            iid = item_id(response_id, "rs", index)
+            items.append(reasoning_item(iid, part.text, part.signature))
     flush_text()
     return items
 

@@ -73,7 +73,10 @@ def responses_ask(body: dict[str, Any]) -> Ask:
 def responses_usage(plan: Plan) -> dict[str, Any]:
     return {
         "input_tokens": plan.prompt_tokens,
-        "input_tokens_details": {"cached_tokens": plan.cached_tokens},
+        "input_tokens_details": {
+            "cached_tokens": plan.cached_tokens,
+            "cache_write_tokens": plan.cache_write_tokens,
+        },
         "output_tokens": plan.completion_tokens,
         "output_tokens_details": {"reasoning_tokens": plan.reasoning_tokens},
         "total_tokens": plan.prompt_tokens + plan.completion_tokens,

@@ -1,5 +1,6 @@
-"""accounts and console: sessions, OAuth identities, e-mail tokens, redemption codes,
-site settings
+"""accounts and console
+
+Tables: sessions, oauth_identities, email_tokens, redemption_codes, site_settings.
 
 Revision ID: 0002
 Revises: 0001

@@ -1,0 +1,153 @@
+// Shared helpers for the console's pages: the API client (with the CSRF header),
+// a tiny element builder, formatting, tables, dialogs and toasts. No build step.
+
+const meta = document.querySelector('meta[name="csrf-token"]');
+export const csrf = meta ? meta.content : "";
+const app = document.getElementById("app");
+export const baseUrl = (app && app.dataset.baseUrl) || location.origin;
+export const isAdmin = !!app && app.dataset.admin === "true";
+
+export class ApiError extends Error {
+  constructor(message, status) { super(message); this.status = status; }
+}
+
+export async function api(method, path, body) {
+  const headers = { "x-csrf-token": csrf, accept: "application/json" };
+  if (body !== undefined) headers["content-type"] = "application/json";
+  const res = await fetch(path, {
+    method, headers, credentials: "same-origin",
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const type = res.headers.get("content-type") || "";
+  const data = type.includes("json") ? await res.json() : await res.text();
+  if (!res.ok) {
+    if (res.status === 401) location.href = "/console/signin?next=" + encodeURIComponent(location.pathname);
+    throw new ApiError((data && data.error && data.error.message) || res.statusText, res.status);
+  }
+  return data;
+}
+
+export async function download(path, filename) {
+  const res = await fetch(path, { headers: { "x-csrf-token": csrf }, credentials: "same-origin" });
+  if (!res.ok) throw new ApiError(`download failed (${res.status})`, res.status);
+  const url = URL.createObjectURL(await res.blob());
+  const a = h("a", { href: url, download: filename });
+  document.body.append(a); a.click(); a.remove();
+  setTimeout(() => URL.revokeObjectURL(url), 10000);
+}
+
+// h("div", {class: "x", onclick: fn}, "text", child, [more])
+export function h(tag, attrs, ...children) {
+  const el = document.createElement(tag);
+  for (const [key, value] of Object.entries(attrs || {})) {
+    if (value === null || value === undefined || value === false) continue;
+    if (key.startsWith("on") && typeof value === "function") el.addEventListener(key.slice(2), value);
+    else if (key === "class") el.className = value;
+    else if (key === "value") el.value = value;
+    else if (key === "dataset") Object.assign(el.dataset, value);
+    else el.setAttribute(key, value === true ? "" : value);
+  }
+  append(el, children);
+  return el;
+}
+
+function append(el, children) {
+  for (const child of children) {
+    if (child === null || child === undefined || child === false) continue;
+    if (Array.isArray(child)) append(el, child);
+    else el.append(child instanceof Node ? child : String(child));
+  }
+}
+
+export const content = () => document.getElementById("content");
+export function show(...nodes) { const c = content(); c.replaceChildren(); append(c, nodes); }
+export function actions(...nodes) { const a = document.getElementById("actions"); a.replaceChildren(); append(a, nodes); }
+
+export function toast(message, kind = "") {
+  const box = document.getElementById("toasts");
+  const t = h("div", { class: "toast " + kind, role: "status" }, message);
+  box.append(t);
+  setTimeout(() => t.remove(), kind === "error" ? 7000 : 3500);
+}
+
+export function fail(err) { toast(err && err.message ? err.message : String(err), "error"); }
+
+// Amounts arrive as exact USD strings; shown rounded for reading.
+export function usd(text, places) {
+  if (text === null || text === undefined || text === "") return "—";
+  const n = Number(text);
+  if (places === undefined) places = Math.abs(n) >= 1 || n === 0 ? 2 : Math.abs(n) >= 0.01 ? 4 : 6;
+  const sign = n < 0 ? "-" : "";
+  return `${sign}$${Math.abs(n).toFixed(places)}`;
+}
+
+export function when(ms) {
+  if (!ms) return "—";
+  const d = new Date(Number(ms));
+  return d.toLocaleString(undefined, { year: "numeric", month: "short", day: "numeric", hour: "2-digit", minute: "2-digit" });
+}
+
+export function ago(ms) {
+  if (!ms) return "never";
+  const s = (Date.now() - Number(ms)) / 1000;
+  if (s < 60) return "just now";
+  if (s < 3600) return `${Math.floor(s / 60)} min ago`;
+  if (s < 86400) return `${Math.floor(s / 3600)} h ago`;
+  return `${Math.floor(s / 86400)} d ago`;
+}
+
+export function badge(text, kind = "") { return h("span", { class: `badge ${kind}` }, text); }
+
+// columns: [{label, cell: row => node|string, class}]
+export function table(columns, rows, emptyText = "Nothing here yet.") {
+  if (!rows.length) return h("div", { class: "empty" }, emptyText);
+  return h("div", { class: "table-wrap" }, h("table", {},
+    h("thead", {}, h("tr", {}, columns.map(c => h("th", { class: c.class }, c.label)))),
+    h("tbody", {}, rows.map(r => h("tr", { dataset: { id: r.id ?? "" } },
+      columns.map(c => h("td", { class: c.class }, c.cell(r))))))));
+}
+
+export function panel(title, ...children) {
+  return h("section", { class: "panel" }, title ? h("h2", {}, title) : null, children);
+}
+
+export function field(label, input, hint) {
+  return h("label", {}, label, input, hint ? h("span", { class: "small muted" }, hint) : null);
+}
+
+export function copyButton(text, label = "Copy") {
+  const b = h("button", { type: "button", class: "small copy", onclick: async () => {
+    try { await navigator.clipboard.writeText(typeof text === "function" ? text() : text); b.textContent = "Copied"; }
+    catch { b.textContent = "Select & copy"; }
+    setTimeout(() => (b.textContent = label), 1500);
+  } }, label);
+  return b;
+}
+
+export function dialog(title, body, onSubmit, submitLabel = "Save") {
+  const form = h("form", { method: "dialog", class: "stack" }, h("h2", {}, title), body,
+    h("div", { class: "actions" },
+      h("button", { type: "submit", class: "primary", value: "ok" }, submitLabel),
+      h("button", { type: "button", onclick: () => d.close() }, "Cancel")));
+  const d = h("dialog", {}, form);
+  form.addEventListener("submit", async (e) => {
+    e.preventDefault();
+    try { await onSubmit(new FormData(form)); d.close(); } catch (err) { fail(err); }
+  });
+  d.addEventListener("close", () => d.remove());
+  document.body.append(d);
+  d.showModal();
+  return d;
+}
+
+export function formJson(form) { return Object.fromEntries(new FormData(form).entries()); }
+
+export function toMs(localValue) { return localValue ? new Date(localValue).getTime() : null; }
+export function toLocal(ms) {
+  if (!ms) return "";
+  const d = new Date(Number(ms));
+  const pad = n => String(n).padStart(2, "0");
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
+}
+
+export function lines(text) { return (text || "").split(/[\n,]/).map(s => s.trim()).filter(Boolean); }

@@ -1,0 +1,78 @@
+import { api, h, show, panel, table, badge, fail, toast, field, dialog, lines } from "../js/lib.js";
+
+const KINDS = ["openai", "azure", "anthropic", "gemini"];
+const pairs = obj => Object.entries(obj || {}).map(([k, v]) => `${k}=${v}`).join("\n");
+function parsePairs(text) {
+  const out = {};
+  for (const line of lines(text)) { const i = line.indexOf("="); if (i > 0) out[line.slice(0, i).trim()] = line.slice(i + 1).trim(); }
+  return out;
+}
+
+function channelFields(c = {}) {
+  const editing = !!c.id;
+  return h("div", { class: "form-grid" },
+    field("Name", h("input", { name: "name", value: c.name || "", required: !editing, readonly: editing })),
+    field("Kind", h("select", { name: "kind" }, KINDS.map(k => h("option", { value: k, selected: (c.kind || "openai") === k }, k)))),
+    h("label", { class: "wide" }, "Base URL", h("input", { name: "base_url", value: c.base_url || "", placeholder: "https://api.openai.com/v1", required: true })),
+    h("label", { class: "wide" }, "API key", h("input", { name: "api_key", type: "password", autocomplete: "off", placeholder: editing ? `unchanged (${c.key_hint})` : "sk-…", required: !editing })),
+    h("label", { class: "wide" }, "Models (comma or one per line)", h("textarea", { name: "models", rows: 2, required: true }, (c.models || []).join(", "))),
+    field("Priority", h("input", { name: "priority", type: "number", value: c.priority ?? 0 }), "higher tiers are tried first"),
+    field("Weight", h("input", { name: "weight", type: "number", min: 1, value: c.weight ?? 1 })),
+    field("Model map (alias=upstream)", h("textarea", { name: "model_map", rows: 2 }, pairs(c.model_map))),
+    field("Extra headers (Name=Value)", h("textarea", { name: "headers", rows: 2 }, pairs(c.headers))),
+    field("API version (Azure)", h("input", { name: "api_version", value: c.api_version || "" })));
+}
+
+function body(fd) {
+  const b = {
+    kind: fd.get("kind"), base_url: fd.get("base_url"), models: lines(fd.get("models")),
+    priority: Number(fd.get("priority") || 0), weight: Number(fd.get("weight") || 1),
+    model_map: parsePairs(fd.get("model_map")), headers: parsePairs(fd.get("headers")),
+    api_version: fd.get("api_version") || null,
+  };
+  if (fd.get("name")) b.name = fd.get("name");
+  if (fd.get("api_key")) b.api_key = fd.get("api_key");
+  return b;
+}
+
+async function test(c, cell) {
+  cell.replaceChildren(h("span", { class: "muted small" }, "testing…"));
+  try {
+    const r = await api("POST", `/api/channels/${c.id}/test`, {});
+    cell.replaceChildren(badge(r.ok ? "ok" : "failed", r.ok ? "ok" : "err"), " ",
+      h("span", { class: "small muted test-result" }, `${r.model} · ${r.latency_ms} ms · ${r.message}`));
+  } catch (e) { cell.replaceChildren(); fail(e); }
+}
+
+async function load() {
+  const { items } = await api("GET", "/api/channels");
+  const form = h("form", { class: "stack", id: "channel-form" }, channelFields(),
+    h("div", {}, h("button", { type: "submit", class: "primary" }, "Add channel")));
+  form.addEventListener("submit", async e => {
+    e.preventDefault();
+    try { await api("POST", "/api/channels", body(new FormData(form))); toast("Channel added; live within a second"); await load(); }
+    catch (err) { fail(err); }
+  });
+  show(panel(null, table([
+    { label: "Name", cell: c => h("b", {}, c.name) },
+    { label: "Kind", cell: c => badge(c.kind) },
+    { label: "Models", cell: c => h("span", { class: "small" }, c.models.join(", ")) },
+    { label: "Tier / weight", class: "num", cell: c => `${c.priority} / ${c.weight}` },
+    { label: "Status", cell: c => c.status === "enabled" ? badge("enabled", "ok") : badge("disabled", "off") },
+    { label: "Health", cell: c => c.health === "ok" ? badge("ok", "ok") : badge(`cooling ${c.cooling_seconds}s`, "warn") },
+    { label: "", cell: c => {
+      const result = h("div", {});
+      return h("div", {}, h("div", { class: "actions" },
+        h("button", { class: "small", onclick: () => test(c, result) }, "Test"),
+        h("button", { class: "small", onclick: () => dialog(`Edit ${c.name}`, channelFields(c), async fd => {
+          await api("PATCH", `/api/channels/${c.id}`, body(fd)); toast("Saved"); await load();
+        }) }, "Edit"),
+        h("button", { class: "small", onclick: async () => {
+          try { await api("POST", `/api/channels/${c.id}/status`, { enabled: c.status !== "enabled" }); await load(); } catch (e) { fail(e); }
+        } }, c.status === "enabled" ? "Disable" : "Enable")), result);
+    } },
+  ], items, "No channels yet: add one below.")),
+  panel("Add a channel", form));
+}
+
+load().catch(fail);

@@ -1,0 +1,122 @@
+"""Rerank upstreams (protocols §2.6): Cohere v2, Jina, and OpenAI-compatible servers that
+expose `/rerank` next to their `/v1` routes (vLLM, TEI, Infinity...). Pure.
+
+    kind     base URL (what the operator gives)        request
+    cohere   https://api.cohere.com                     POST {base}/v2/rerank
+    jina     https://api.jina.ai                        POST {base}/v1/rerank
+    openai   http://host:8000/v1                        POST {base}/rerank
+
+Cohere v2 dropped `return_documents`: documents are attached by the gateway from the
+request when the client asked for them. Whatever the upstream, the client gets one shape:
+`{"id", "model", "results": [{"index", "relevance_score", "document"?}], "usage"?}`,
+best first.
+"""
+
+import re
+import secrets
+from dataclasses import dataclass
+from typing import Any, Final
+
+from switchgate import jsonutil
+from switchgate.dialects.openai_media.requests import RerankRequest
+from switchgate.errors import ErrorKind, GatewayError
+from switchgate.providers.base import Target, UpstreamRequest
+
+RERANK_KINDS: Final = frozenset({"cohere", "jina", "openai"})
+_VERSION_SUFFIX: Final = re.compile(r"/v\d+$")
+
+
+def rerank_url(kind: str, target: Target) -> str:
+    base = target.base_url.rstrip("/")
+    if kind == "cohere":
+        return _VERSION_SUFFIX.sub("", base) + "/v2/rerank"
+    if kind == "jina":
+        return _VERSION_SUFFIX.sub("", base) + "/v1/rerank"
+    return base + "/rerank"
+
+
+def rerank_body(kind: str, request: RerankRequest, upstream_model: str) -> dict[str, Any]:
+    body: dict[str, Any] = {
+        "model": upstream_model,
+        "query": request.query,
+        "documents": request.documents,
+    }
+    if request.top_n is not None:
+        body["top_n"] = request.top_n
+    if request.max_tokens_per_doc is not None and kind == "cohere":
+        body["max_tokens_per_doc"] = request.max_tokens_per_doc
+    if kind != "cohere":
+        body["return_documents"] = request.return_documents
+    return body
+
+
+def build_rerank(kind: str, target: Target, request: RerankRequest) -> UpstreamRequest:
+    headers = {
+        "authorization": f"Bearer {target.api_key}",
+        "content-type": "application/json",
+        "accept": "application/json",
+        **target.extra_headers,
+    }
+    body = jsonutil.dumps(rerank_body(kind, request, target.upstream_model))
+    return UpstreamRequest("POST", rerank_url(kind, target), headers, body)
+
+
+@dataclass(frozen=True, slots=True)
+class RerankResult:
+    results: list[dict[str, Any]]
+    tokens: int | None  # what the upstream reported, if it did
+    id: str
+
+
+def _score(item: dict[str, Any]) -> float:
+    value = item.get("relevance_score", item.get("score"))
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        raise ValueError("result without a relevance_score")
+    return float(value)
+
+
+def _tokens(data: dict[str, Any]) -> int | None:
+    usage = data.get("usage")
+    if isinstance(usage, dict):
+        for key in ("total_tokens", "prompt_tokens"):
+            value = usage.get(key)
+            if isinstance(value, int) and not isinstance(value, bool):
+                return value
+    return None
+
+
+def parse_rerank_answer(body: bytes, request: RerankRequest) -> RerankResult:
+    try:
+        data = jsonutil.loads(body)
+        raw = data.get("results", data.get("data"))
+        scored = []
+        for item in raw:
+            index = item["index"]
+            if not isinstance(index, int) or not 0 <= index < len(request.documents):
+                raise ValueError("result index out of range")
+            scored.append((index, _score(item)))
+    except (jsonutil.JSONDecodeError, KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise GatewayError(
+            ErrorKind.UPSTREAM_ERROR, "upstream returned a malformed rerank answer"
+        ) from exc
+    scored.sort(key=lambda pair: (-pair[1], pair[0]))
+    if request.top_n is not None:
+        scored = scored[: request.top_n]
+    results: list[dict[str, Any]] = []
+    for index, score in scored:
+        result: dict[str, Any] = {"index": index, "relevance_score": score}
+        if request.return_documents:
+            result["document"] = {"text": request.documents[index]}
+        results.append(result)
+    upstream_id = data.get("id")
+    rid = upstream_id if isinstance(upstream_id, str) and upstream_id else None
+    return RerankResult(results, _tokens(data), rid or "rerank-" + secrets.token_hex(12))
+
+
+def rerank_reply(result: RerankResult, model: str, tokens: int) -> dict[str, Any]:
+    return {
+        "id": result.id,
+        "model": model,
+        "results": result.results,
+        "usage": {"total_tokens": tokens},
+    }

@@ -1,0 +1,168 @@
+"""POST /v1/audio/speech and POST /v1/audio/transcriptions (protocols §2.4), for
+OpenAI-compatible and Azure channels.
+
+Speech: the JSON body is passed through (model rewritten) and the upstream's audio is
+streamed back chunk by chunk as it arrives, with the upstream's content type. Its cost is
+known before the call (characters, or input tokens), so the hold is exact; it is charged
+once the first audio byte reached the client (a stream cut later is still charged).
+
+Transcriptions: the multipart form is re-encoded (model rewritten, the checked upload and
+every other field unchanged); the answer (JSON, text, srt, vtt, or an SSE stream when
+`stream=true`) is relayed with the upstream's content type. Duration for per-minute
+prices: the upstream's (`duration`, or `usage.seconds`), else the WAV header of the upload,
+else an estimate from the file size (the log row says `usage_estimated`).
+"""
+
+from collections.abc import Mapping
+from dataclasses import replace
+from decimal import Decimal
+from typing import Final
+
+import aiohttp
+
+from switchgate.billing.media_pricing import (
+    PER_MINUTE,
+    billable_seconds,
+    speech_cost,
+    transcription_cost,
+    transcription_hold,
+)
+from switchgate.billing.pricing import Price
+from switchgate.core.usage import Usage
+from switchgate.dialects.openai_media.forms import parse_form
+from switchgate.dialects.openai_media.requests import parse_speech
+from switchgate.dialects.openai_media.uploads import Transcription, parse_transcription
+from switchgate.providers.base import Target, UpstreamRequest
+from switchgate.providers.openai_media import (
+    OPENAI_KINDS,
+    StreamUsageMeter,
+    TranscriptMeter,
+    form_request,
+    passthrough_json,
+    transcript_meter,
+    wav_seconds,
+)
+from switchgate.relay.asgi import Receive, Scope, Send
+from switchgate.relay.gate import parse_json_object
+from switchgate.relay.simple import Delivery, Exchange, MediaEndpoint, handle_media
+from switchgate.relay.upstream import read_all
+from switchgate.routing.channels import Channel
+from switchgate.state import AppState
+
+# Compressed audio of unknown length: assume at least 4 kB per second (32 kbit/s) for the
+# hold (an upper bound of the duration for the usual codecs) and 16 kB per second
+# (128 kbit/s) to estimate a duration the upstream didn't report.
+HOLD_BYTES_PER_SECOND: Final = 4_000
+ESTIMATE_BYTES_PER_SECOND: Final = 16_000
+AUDIO_TOKENS_PER_SECOND: Final = 10  # estimated input tokens when a per-token upstream is silent
+
+
+def _headers(response: aiohttp.ClientResponse, default: str) -> list[tuple[bytes, bytes]]:
+    content_type = response.headers.get("content-type", default)
+    return [(b"content-type", content_type.encode("latin-1"))]
+
+
+class SpeechExchange(Exchange):
+    kinds = OPENAI_KINDS
+
+    def __init__(self, model: str, body: dict[str, object], characters: int, tokens: int):
+        super().__init__(model, stream=True)
+        self.body = body
+        self.characters = characters
+        self.tokens = tokens
+
+    def hold(self, price: Price) -> int:
+        return speech_cost(price, self.characters, self.tokens)
+
+    def build(self, channel: Channel, target: Target) -> UpstreamRequest:
+        return passthrough_json(channel.kind, target, "audio/speech", dict(self.body))
+
+    async def relay(self, delivery: Delivery, response: aiohttp.ClientResponse) -> None:
+        try:
+            await delivery.stream(response, _headers(response, "audio/mpeg"))
+        finally:
+            if delivery.outcome.ttft is not None:  # audio reached the client
+                cost = speech_cost(delivery.price, self.characters, self.tokens)
+                delivery.bill(cost, Usage(input_tokens=self.tokens, estimated=True))
+
+
+class TranscriptionExchange(Exchange):
+    kinds = OPENAI_KINDS
+
+    def __init__(self, call: Transcription, default_output_tokens: int, state: AppState):
+        super().__init__(call.model, stream=call.stream)
+        self.call = call
+        self.wav = wav_seconds(call.upload.data)
+        self.default_output_tokens = default_output_tokens
+        self.state = state
+
+    def _estimate(self, bytes_per_second: int) -> Decimal:
+        if self.wav is not None:
+            return self.wav
+        return Decimal(len(self.call.upload.data)) / Decimal(bytes_per_second)
+
+    def hold(self, price: Price) -> int:
+        seconds = billable_seconds(self._estimate(HOLD_BYTES_PER_SECOND))
+        tokens = seconds * AUDIO_TOKENS_PER_SECOND * 2
+        return transcription_hold(price, seconds, tokens, self.default_output_tokens)
+
+    def build(self, channel: Channel, target: Target) -> UpstreamRequest:
+        return form_request(channel.kind, target, "audio/transcriptions", self.call.form)
+
+    def _bill(self, delivery: Delivery, meter: TranscriptMeter, text: str) -> None:
+        seconds, guessed = meter.seconds or self.wav, False
+        if seconds is None:
+            seconds, guessed = self._estimate(ESTIMATE_BYTES_PER_SECOND), True
+        whole_seconds = billable_seconds(seconds)
+        usage = meter.usage or Usage(
+            input_tokens=whole_seconds * AUDIO_TOKENS_PER_SECOND,
+            output_tokens=self.state.tokenizer.count(text),
+            estimated=True,
+        )
+        by_time = delivery.price.extra.get(PER_MINUTE, 0) > 0
+        if by_time and guessed:
+            usage = replace(usage, estimated=True)
+        delivery.bill(transcription_cost(delivery.price, whole_seconds, usage), usage)
+
+    async def relay(self, delivery: Delivery, response: aiohttp.ClientResponse) -> None:
+        content_type = response.headers.get("content-type", "application/json")
+        if content_type.startswith("text/event-stream"):
+            stream_meter = StreamUsageMeter()
+            try:
+                await delivery.stream(
+                    response, _headers(response, content_type), meter=stream_meter.feed
+                )
+            finally:
+                self._bill(delivery, stream_meter.transcript(), stream_meter.text())
+            return
+        data = await read_all(response)
+        is_json = content_type.startswith("application/json")
+        meter = transcript_meter(data) if is_json else TranscriptMeter()
+        self._bill(delivery, meter, data.decode("utf-8", "replace"))
+        await delivery.whole(data, content_type)
+
+
+def _speech(state: AppState, raw: bytes, headers: Mapping[str, str]) -> Exchange:
+    body = parse_json_object(raw)
+    request = parse_speech(body)
+    tokens = state.tokenizer.count(request.input)
+    return SpeechExchange(request.model, body, len(request.input), tokens)
+
+
+def _transcription(state: AppState, raw: bytes, headers: Mapping[str, str]) -> Exchange:
+    call = parse_transcription(parse_form(raw, headers.get("content-type")))
+    return TranscriptionExchange(call, state.settings.default_hold_output_tokens, state)
+
+
+SPEECH = MediaEndpoint(name="audio.speech", what="speech", prepare=_speech)
+TRANSCRIPTIONS = MediaEndpoint(
+    name="audio.transcriptions", what="transcriptions", prepare=_transcription
+)
+
+
+async def speech(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
+    await handle_media(SPEECH, state, scope, receive, send)
+
+
+async def transcriptions(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
+    await handle_media(TRANSCRIPTIONS, state, scope, receive, send)

@@ -1,0 +1,104 @@
+"""POST /v1/images/generations (JSON) and POST /v1/images/edits (multipart), protocols §2.3.
+
+Both go to OpenAI-compatible and Azure channels: generations passed through (model
+rewritten), edits re-encoded as multipart with the checked uploads (`image` or `image[]`,
+optional `mask`) and every other field unchanged. The answer (`url` or `b64_json`) is
+relayed unchanged. Billed per returned image by size and quality (billing/media_pricing),
+or by the upstream's token usage when the price has no image keys.
+"""
+
+from collections.abc import Mapping
+from typing import Final
+
+import aiohttp
+
+from switchgate.billing.media_pricing import image_cost, image_hold
+from switchgate.billing.pricing import Price
+from switchgate.core.usage import Usage
+from switchgate.dialects.openai_media.forms import Form, parse_form
+from switchgate.dialects.openai_media.requests import ImageRequest, image_request
+from switchgate.dialects.openai_media.uploads import parse_image_edit
+from switchgate.providers.base import Target, UpstreamRequest
+from switchgate.providers.openai_media import (
+    OPENAI_KINDS,
+    form_request,
+    image_result,
+    passthrough_json,
+)
+from switchgate.relay.asgi import Receive, Scope, Send
+from switchgate.relay.gate import parse_json_object
+from switchgate.relay.simple import Delivery, Exchange, MediaEndpoint, handle_media
+from switchgate.relay.upstream import read_all
+from switchgate.routing.channels import Channel
+from switchgate.state import AppState
+
+# Output tokens held per image when the price is per token (gpt-image-1 "high" quality
+# at 1536x1024 makes about 6,200).
+HOLD_OUTPUT_TOKENS_PER_IMAGE: Final = 8192
+HOLD_INPUT_TOKENS_PER_UPLOAD: Final = 4096
+
+
+class ImagesExchange(Exchange):
+    kinds = OPENAI_KINDS
+
+    def __init__(
+        self,
+        request: ImageRequest,
+        *,
+        body: dict[str, object] | None = None,
+        form: Form | None = None,
+        uploads: int = 0,
+    ) -> None:
+        super().__init__(request.model)
+        self.request = request
+        self.body = body
+        self.form = form
+        self.uploads = uploads
+
+    def hold(self, price: Price) -> int:
+        # Uploaded images are input tokens too when billed per token (gpt-image).
+        prompt = len(self.request.prompt.encode()) + 16
+        prompt_tokens = prompt + self.uploads * HOLD_INPUT_TOKENS_PER_UPLOAD
+        return image_hold(price, self.request.n, prompt_tokens, HOLD_OUTPUT_TOKENS_PER_IMAGE)
+
+    def build(self, channel: Channel, target: Target) -> UpstreamRequest:
+        if self.form is not None:
+            return form_request(channel.kind, target, "images/edits", self.form)
+        assert self.body is not None
+        return passthrough_json(channel.kind, target, "images/generations", dict(self.body))
+
+    async def relay(self, delivery: Delivery, response: aiohttp.ClientResponse) -> None:
+        data = await read_all(response)
+        result = image_result(data)
+        request = self.request
+        if result is None:  # unreadable: bill what was asked for
+            cost = image_cost(delivery.price, request.n, request.size, request.quality, None)
+            delivery.bill(cost)
+        else:
+            size = result.size or request.size
+            quality = result.quality or request.quality
+            cost = image_cost(delivery.price, result.images, size, quality, result.usage)
+            delivery.bill(cost, result.usage or Usage())
+        await delivery.whole(data, response.headers.get("content-type", "application/json"))
+
+
+def _generation(state: AppState, raw: bytes, headers: Mapping[str, str]) -> Exchange:
+    body = parse_json_object(raw)
+    return ImagesExchange(image_request(body), body=body)
+
+
+def _edit(state: AppState, raw: bytes, headers: Mapping[str, str]) -> Exchange:
+    edit = parse_image_edit(parse_form(raw, headers.get("content-type")))
+    return ImagesExchange(edit.request, form=edit.form, uploads=len(edit.form.files))
+
+
+GENERATIONS = MediaEndpoint(name="images.generations", what="images", prepare=_generation)
+EDITS = MediaEndpoint(name="images.edits", what="images", prepare=_edit)
+
+
+async def generations(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
+    await handle_media(GENERATIONS, state, scope, receive, send)
+
+
+async def edits(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
+    await handle_media(EDITS, state, scope, receive, send)

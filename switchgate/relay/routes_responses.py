@@ -1,0 +1,200 @@
+"""OpenAI Responses API endpoints: POST /v1/responses, GET and DELETE /v1/responses/{id}.
+
+POST runs the shared chat pipeline (relay/chat.py `run_chat`) with the Responses dialect:
+- on OpenAI channels declaring `responses = true` the body is passed through natively to
+  `{base}/responses` (see responses_passthrough.py); everywhere else it is translated
+  through the IR to the channel's chat API and rendered back as a Response;
+- `previous_response_id` is resolved here, from this user's store only: the stored
+  conversation (input + output items) is put in front of `input`, and the upstream never
+  sees the id (so any channel, native or not, can continue any stored response);
+- with `store` not false, the final Response object and the whole conversation are saved
+  once the answer is complete, just before the last bytes go out (so a client that
+  continues at once always finds it), never inside the streaming loop.
+"""
+
+import logging
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from switchgate import jsonutil
+from switchgate.dialects.openai_chat.validate import type_error
+from switchgate.dialects.openai_responses.decode import EXTRAS_KEY
+from switchgate.dialects.openai_responses.decode_items import input_items
+from switchgate.dialects.openai_responses.dialect import OpenAIResponsesDialect
+from switchgate.dialects.openai_responses.errors import render_responses_stream_error
+from switchgate.errors import ErrorKind, GatewayError, invalid
+from switchgate.relay import policy
+from switchgate.relay.asgi import (
+    JSON_HEADERS,
+    ClientGone,
+    Receive,
+    Responder,
+    Scope,
+    Send,
+    client_ip,
+    header_map,
+    read_body,
+)
+from switchgate.relay.chat import ChatCall, run_chat
+from switchgate.relay.chat_route import render_error
+from switchgate.relay.disconnect import cancel_on_disconnect
+from switchgate.relay.gate import admit, bearer_token, new_request_id, parse_json_object
+from switchgate.relay.outcome import Outcome
+from switchgate.relay.responses_passthrough import ResponsesNative, serves_responses
+from switchgate.state import AppState
+from switchgate.storage.responses_store import delete_response, load_response, save_response
+
+log = logging.getLogger("switchgate.responses")
+PREFIX = "/v1/responses/"
+
+
+class _RequestDialect(OpenAIResponsesDialect):
+    """The Responses dialect for one request: keeps the final Response it rendered, and
+    numbers an in-band error after the events a passed-through stream already sent."""
+
+    def __init__(self, native: ResponsesNative) -> None:
+        super().__init__(on_final=self._keep)
+        self.final: dict[str, Any] | None = None
+        self._native = native
+
+    def _keep(self, response: dict[str, Any]) -> None:
+        self.final = response
+
+    def render_stream_error(self, error: GatewayError) -> bytes:
+        return render_responses_stream_error(error, self._native.sequence + 1)
+
+
+class _StoringResponder(Responder):
+    """Runs `before_end` (once) just before the last bytes of the response go out."""
+
+    __slots__ = ("before_end",)
+
+    def __init__(self, send: Send, request_id: str) -> None:
+        super().__init__(send, request_id)
+        self.before_end: Callable[[], Awaitable[None]] | None = None
+
+    async def _run_hook(self) -> None:
+        hook, self.before_end = self.before_end, None
+        if hook is not None:
+            await hook()
+
+    async def end(self, data: bytes = b"") -> None:
+        await self._run_hook()
+        await super().end(data)
+
+    async def whole(self, status: int, headers: list[tuple[bytes, bytes]], body: bytes) -> None:
+        await self._run_hook()
+        await super().whole(status, headers, body)
+
+
+def _not_found(response_id: str, param: str | None = None) -> GatewayError:
+    if param is not None:
+        return invalid(
+            f"Previous response with id '{response_id}' not found.",
+            param=param,
+            code="previous_response_not_found",
+        )
+    return GatewayError(
+        ErrorKind.NOT_FOUND, f"No response found with id '{response_id}'.", code="not_found"
+    )
+
+
+async def create(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
+    native = ResponsesNative()
+    dialect = _RequestDialect(native)
+    request_id = new_request_id()
+    responder = _StoringResponder(send, request_id)
+    headers = header_map(scope)
+    outcome = Outcome.begin(request_id, dialect.name, "responses", client_ip(scope))
+    try:
+        principal = await admit(state, bearer_token(headers), outcome.client_ip)
+        outcome.user_id, outcome.token_id = principal.user_id, principal.token_id
+        raw = await read_body(receive, state.settings.max_body_bytes)
+        body = parse_json_object(raw)
+        items = input_items(body)
+        previous = body.get("previous_response_id")
+        if previous is not None:
+            if not isinstance(previous, str):
+                raise type_error("previous_response_id", "a string", previous)
+            stored = await load_response(state.db, principal.user_id, previous)
+            if stored is None:
+                raise _not_found(previous, "previous_response_id")
+            items = [*stored.conversation, *items]
+            body = {**body, "input": items}
+        request = dialect.decode_request(body, headers)
+        outcome.model, outcome.stream = request.model, request.stream
+        policy.check_model(principal, request.model, state.catalog)
+        extras = request.extras.get(EXTRAS_KEY, {})
+        channels = state.catalog.channels_by_model.get(request.model, ())
+        if extras.get("native_only") and not any(serves_responses(c) for c in channels):
+            raise invalid(
+                f"{extras['native_only'][0]} is not supported for the model "
+                f"'{request.model}': none of its channels speaks the Responses API natively."
+            )
+        upstream_body = {k: v for k, v in body.items() if k != "previous_response_id"}
+        if extras.get("store") is not False:
+
+            async def store() -> None:
+                final = dialect.final or native.final_response()
+                if final is None or not isinstance(final.get("id"), str):
+                    return
+                output = final.get("output")
+                conversation = [*items, *(output if isinstance(output, list) else ())]
+                try:
+                    await save_response(
+                        state.db,
+                        user_id=principal.user_id,
+                        response=final,
+                        conversation=conversation,
+                        passthrough=dialect.final is None,
+                    )
+                except Exception:
+                    log.exception("storing response %s failed", final.get("id"))
+
+            responder.before_end = store
+        call = ChatCall(
+            dialect=dialect,
+            request=request,
+            body=upstream_body,
+            body_size=len(raw) if previous is None else len(jsonutil.dumps(upstream_body)),
+            headers=headers,
+            principal=principal,
+            outcome=outcome,
+            native=native.for_channel,
+        )
+        async with cancel_on_disconnect(receive):
+            await run_chat(state, call, responder)
+    except GatewayError as err:
+        outcome.error = err
+        if not responder.started:
+            outcome.status = await render_error(responder, dialect, err)
+    except ClientGone:
+        outcome.status = 499
+    finally:
+        if outcome.user_id is not None:
+            state.recorder.add(outcome.record())
+
+
+async def by_id(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
+    """GET /v1/responses/{id} (the stored Response) and DELETE /v1/responses/{id}."""
+    dialect = OpenAIResponsesDialect()
+    responder = Responder(send, new_request_id())
+    response_id = scope["path"][len(PREFIX) :]
+    method = scope["method"]
+    try:
+        principal = await admit(state, bearer_token(header_map(scope)), client_ip(scope))
+        if not response_id or "/" in response_id or method not in ("GET", "DELETE"):
+            raise GatewayError(ErrorKind.NOT_FOUND, f"Unknown endpoint: {method} {scope['path']}")
+        if method == "GET":
+            stored = await load_response(state.db, principal.user_id, response_id)
+            if stored is None:
+                raise _not_found(response_id)
+            body = jsonutil.dumps(stored.response)
+        else:
+            if not await delete_response(state.db, principal.user_id, response_id):
+                raise _not_found(response_id)
+            body = jsonutil.dumps({"id": response_id, "object": "response", "deleted": True})
+    except GatewayError as err:
+        await render_error(responder, dialect, err)
+        return
+    await responder.whole(200, JSON_HEADERS, body)

@@ -176,6 +176,7 @@ async def run_load(
     warmup: float,
     on_window: Callable[[str], None] | None = None,
     timeout: float = 60.0,
+    drain: float = 5.0,
 ) -> Window:
     """Closed loop for warmup + duration seconds (statistics use the requests that
     started inside the window; throughput counts those that finished inside it).
@@ -183,6 +184,7 @@ async def run_load(
     the server's CPU counters at exactly those moments)."""
     window = Window()
     loop = asyncio.get_running_loop()
+    conns: set[Conn] = set()
     t_begin = time.perf_counter()
     window.start = t_begin + warmup
     window.end = window.start + duration
@@ -203,6 +205,7 @@ async def run_load(
             if conn is None or conn.closed:
                 try:
                     conn = await _connect(host, port)
+                    conns.add(conn)
                 except OSError as exc:
                     now = time.perf_counter()
                     window.samples.append(Sample(now, now, 0, 0, 0, 0, f"connect: {exc}"))
@@ -223,8 +226,18 @@ async def run_load(
             conn.transport.close()
 
     edge_task = loop.create_task(edges())
-    await asyncio.gather(*(worker(i) for i in range(concurrency)))
+    tasks = [loop.create_task(worker(i)) for i in range(concurrency)]
     await edge_task
+    # Requests still in flight when the window closes get `drain` seconds to finish; a
+    # server that is far behind is not waited for (those requests count as unfinished).
+    _, pending = await asyncio.wait(tasks, timeout=drain)
+    for task in pending:
+        task.cancel()
+    await asyncio.gather(*pending, return_exceptions=True)
+    window.marks["unfinished"] = len(pending)
+    for conn in list(conns):
+        if conn.transport is not None:
+            conn.transport.abort()
     return window
 
 
@@ -260,6 +273,7 @@ def summarize(window: Window, *, stream: bool, expect_events: int | None) -> dic
         "errors": len(errors),
         "error_samples": sorted({e.error or "" for e in errors})[:5],
         "rps": round(completed_in_window / duration, 1) if duration > 0 else 0.0,
+        "unfinished_at_end": window.marks.get("unfinished", 0),
         "latency_ms": dist_ms([s.done - s.started for s in ok]),
     }
     if stream:

@@ -4,6 +4,7 @@ the same scenarios, one target at a time, on the same machine.
     .venv/bin/python -m bench.run --quick      # ~10 scenarios, ~1.5 s each (a smoke test)
     .venv/bin/python -m bench.run --full       # every scenario (writes bench/results/full.json)
     .venv/bin/python -m bench.run --soak 180   # switchgate only: RSS over a 3-minute load
+    add --install-litellm once to create bench/.venv-litellm (pip install 'litellm[proxy]')
 
 Pinning (2+ cores): the fake upstream and this process (the load generator) run on CPU 0,
 a one-worker gateway on CPU 1; two-worker runs may use both CPUs.
@@ -28,6 +29,7 @@ from bench.scenarios import QUICK, Scenario, all_scenarios, request_bytes
 from bench.targets import (
     ROOT,
     Running,
+    install_litellm,
     litellm_available,
     start_litellm,
     start_switchgate,
@@ -233,7 +235,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--targets", default=",".join(TARGETS), help="comma-separated")
     parser.add_argument("--only", help="regular expression on scenario names")
     parser.add_argument("--out", type=Path, help="result JSON (default bench/results/MODE.json)")
+    parser.add_argument(
+        "--install-litellm", action="store_true", help="pip install litellm[proxy] first"
+    )
     args = parser.parse_args(argv)
+    if args.install_litellm:
+        install_litellm()
 
     soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
     resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, min(hard, 65536)), hard))

@@ -158,6 +158,17 @@ def litellm_available() -> bool:
     return LITELLM_BIN.exists()
 
 
+def install_litellm() -> None:
+    """Create bench/.venv-litellm and install LiteLLM's proxy from PyPI into it."""
+    import subprocess
+
+    venv = LITELLM_BIN.parent.parent
+    if not (venv / "bin" / "python").exists():
+        subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True)
+    pip = [str(venv / "bin" / "python"), "-m", "pip", "install", "--quiet"]
+    subprocess.run([*pip, "litellm[proxy]"], check=True)
+
+
 def _litellm_config(upstream_url: str) -> str:
     lines = ["model_list:"]
     for model, (kind, _) in MODELS.items():

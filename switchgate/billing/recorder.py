@@ -14,7 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from sqlalchemy import update
+from sqlalchemy import Table, update
+from sqlalchemy.ext.asyncio import AsyncConnection
 
 from switchgate.storage.db import Database
 from switchgate.storage.tables import balance_leases, ledger, request_logs, tokens, users
@@ -125,7 +126,7 @@ class Recorder:
         log_rows = [_log_row(r) for r in batch]
         async with self._db.begin() as conn:
             if ledger_rows:
-                await conn.execute(ledger.insert(), ledger_rows)
+                await _insert_many(conn, ledger, ledger_rows)
             for user_id, amount in charges.items():
                 await conn.execute(
                     update(users)
@@ -148,7 +149,7 @@ class Recorder:
                         last_used_at=seen,
                     )
                 )
-            await conn.execute(request_logs.insert(), log_rows)
+            await _insert_many(conn, request_logs, log_rows)
 
     async def close(self) -> None:
         if self._task is not None:
@@ -159,6 +160,19 @@ class Recorder:
                 pass
             self._task = None
         await self.flush()
+
+
+async def _insert_many(conn: AsyncConnection, table: Table, rows: list[dict[str, Any]]) -> None:
+    """One executemany of a plain INSERT, compiled once and given to the driver as is.
+
+    `conn.execute(table.insert(), rows)` runs SQLAlchemy's parameter processing for every
+    row: ~35 us a record on the event loop, i.e. a 10-30 ms stall of every request in
+    flight at each flush under load. Every value here is already what the driver takes
+    (int, str, bool, None), so there is nothing to process."""
+    compiled = table.insert().compile(dialect=conn.dialect, column_keys=list(rows[0]))
+    names = compiled.positiontup
+    params = rows if names is None else [tuple(row[n] for n in names) for row in rows]
+    await conn.exec_driver_sql(compiled.string, params)
 
 
 def _log_row(r: Record) -> dict[str, Any]:

@@ -1,9 +1,11 @@
 """`switchgate serve`: migrate, apply --config, then run uvicorn (uvloop + httptools)."""
 
 import asyncio
+import gc
 import logging
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING, Final
 
 import uvicorn
 
@@ -13,6 +15,12 @@ from switchgate.settings import Settings
 from switchgate.storage import migrate
 from switchgate.storage.db import Database
 from switchgate.storage.secrets import SecretBox
+
+if TYPE_CHECKING:
+    from switchgate.app import GatewayApp
+
+# Young collections every 20,000 net allocations instead of 700 (see worker_app).
+GC_THRESHOLDS: Final = (20_000, 20, 20)
 
 
 async def _prepare(settings: Settings, config: dict[str, object] | None) -> None:
@@ -53,7 +61,7 @@ def serve(
     database = _safe(settings.resolved_database_url())
     print(f"switchgate listening on http://{host}:{port} (database: {database})", flush=True)
     uvicorn.run(
-        "switchgate.app:create_app_from_env",
+        "switchgate.cli.serve:worker_app",
         factory=True,
         host=host,
         port=port,
@@ -66,6 +74,21 @@ def serve(
         timeout_graceful_shutdown=30,
     )
     return 0
+
+
+def worker_app() -> "GatewayApp":
+    """The factory each uvicorn worker calls: the app, with the garbage collector tuned
+    for a long-running server. Everything loaded so far (modules, tables, the app) lives
+    as long as the process, so it is frozen out of the collector's scans; and young
+    collections run less often. Without this the collector took ~20% of a worker's CPU
+    under load, most of it in full collections re-scanning ~140k start-up objects."""
+    from switchgate.app import create_app_from_env  # here: the supervisor doesn't need it
+
+    app = create_app_from_env()
+    gc.collect()
+    gc.freeze()
+    gc.set_threshold(*GC_THRESHOLDS)
+    return app
 
 
 def _safe(url: str) -> str:

@@ -54,9 +54,18 @@ class Actor:
             raise ApiError(403, "this needs an admin account", "forbidden")
 
 
+def _plain(value: Any) -> Any:
+    """Dict keys as plain str (SQLAlchemy row keys are a str subclass orjson refuses)."""
+    if isinstance(value, dict):
+        return {str(k): _plain(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
 class JSON(JSONResponse):
     def render(self, content: Any) -> bytes:
-        return jsonutil.dumps(content)
+        return jsonutil.dumps(_plain(content))
 
 
 def error_response(status: int, message: str, code: str) -> Response:

@@ -221,3 +221,34 @@ class StreamUsageMeter:
         for choice in choices if isinstance(choices, list) else ():
             if isinstance(choice, dict) and isinstance(choice.get("text"), str):
                 self._text.append(choice["text"])
+
+
+class ImageStreamMeter:
+    """Image streams (`stream: true`, gpt-image): each `image_generation.completed` /
+    `image_edit.completed` event is one image, with its size, quality and usage."""
+
+    def __init__(self) -> None:
+        self._sse = SSEParser()
+        self.images = 0
+        self.size: str | None = None
+        self.quality: str | None = None
+        self.usage: Usage | None = None
+
+    def feed(self, data: bytes) -> None:
+        for event in self._sse.feed(data):
+            chunk = _json(event.data.encode())
+            kind = chunk.get("type") if isinstance(chunk, dict) else None
+            if not isinstance(kind, str) or not kind.endswith(".completed"):
+                continue
+            assert isinstance(chunk, dict)
+            self.images += 1
+            size, quality = chunk.get("size"), chunk.get("quality")
+            self.size = size if isinstance(size, str) else self.size
+            self.quality = quality if isinstance(quality, str) else self.quality
+            usage = media_usage(chunk.get("usage"))
+            if usage is not None:
+                before = self.usage or Usage()
+                self.usage = Usage(
+                    input_tokens=before.input_tokens + usage.input_tokens,
+                    output_tokens=before.output_tokens + usage.output_tokens,
+                )

@@ -1,19 +1,20 @@
-"""POST /v1/audio/speech and POST /v1/audio/transcriptions (protocols §2.4), for
-OpenAI-compatible and Azure channels.
+"""POST /v1/audio/speech, /v1/audio/transcriptions and /v1/audio/translations
+(protocols §2.4), for OpenAI-compatible and Azure channels.
 
 Speech: the JSON body is passed through (model rewritten) and the upstream's audio is
 streamed back chunk by chunk as it arrives, with the upstream's content type. Its cost is
 known before the call (characters, or input tokens), so the hold is exact; it is charged
 once the first audio byte reached the client (a stream cut later is still charged).
 
-Transcriptions: the multipart form is re-encoded (model rewritten, the checked upload and
-every other field unchanged); the answer (JSON, text, srt, vtt, or an SSE stream when
-`stream=true`) is relayed with the upstream's content type. Duration for per-minute
-prices: the upstream's (`duration`, or `usage.seconds`), else the WAV header of the upload,
-else an estimate from the file size (the log row says `usage_estimated`).
+Transcriptions (and translations, the same shape): the multipart form is re-encoded
+(model rewritten, the checked upload and every other field unchanged); the answer (JSON,
+text, srt, vtt, or an SSE stream when `stream=true`) is relayed with the upstream's
+content type. Duration for per-minute prices: the upstream's (`duration`, or
+`usage.seconds`), else the WAV header of the upload, else an estimate from the file size
+(the log row says `usage_estimated`).
 """
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from decimal import Decimal
 from typing import Final
@@ -89,9 +90,12 @@ class SpeechExchange(Exchange):
 class TranscriptionExchange(Exchange):
     kinds = OPENAI_KINDS
 
-    def __init__(self, call: Transcription, default_output_tokens: int, state: AppState):
+    def __init__(
+        self, call: Transcription, default_output_tokens: int, state: AppState, path: str
+    ) -> None:
         super().__init__(call.model, stream=call.stream)
         self.call = call
+        self.path = path
         self.wav = wav_seconds(call.upload.data)
         self.default_output_tokens = default_output_tokens
         self.state = state
@@ -107,21 +111,22 @@ class TranscriptionExchange(Exchange):
         return transcription_hold(price, seconds, tokens, self.default_output_tokens)
 
     def build(self, channel: Channel, target: Target) -> UpstreamRequest:
-        return form_request(channel.kind, target, "audio/transcriptions", self.call.form)
+        return form_request(channel.kind, target, self.path, self.call.form)
 
     def _bill(self, delivery: Delivery, meter: TranscriptMeter, text: str) -> None:
         seconds, guessed = meter.seconds or self.wav, False
         if seconds is None:
             seconds, guessed = self._estimate(ESTIMATE_BYTES_PER_SECOND), True
         whole_seconds = billable_seconds(seconds)
-        usage = meter.usage or Usage(
-            input_tokens=whole_seconds * AUDIO_TOKENS_PER_SECOND,
-            output_tokens=self.state.tokenizer.count(text),
-            estimated=True,
-        )
-        by_time = delivery.price.extra.get(PER_MINUTE, 0) > 0
-        if by_time and guessed:
-            usage = replace(usage, estimated=True)
+        if delivery.price.extra.get(PER_MINUTE, 0) > 0:  # billed by time
+            usage = meter.usage or Usage()
+            usage = replace(usage, estimated=True) if guessed else usage
+        else:
+            usage = meter.usage or Usage(
+                input_tokens=whole_seconds * AUDIO_TOKENS_PER_SECOND,
+                output_tokens=self.state.tokenizer.count(text),
+                estimated=True,
+            )
         delivery.bill(transcription_cost(delivery.price, whole_seconds, usage), usage)
 
     async def relay(self, delivery: Delivery, response: aiohttp.ClientResponse) -> None:
@@ -149,14 +154,22 @@ def _speech(state: AppState, raw: bytes, headers: Mapping[str, str]) -> Exchange
     return SpeechExchange(request.model, body, len(request.input), tokens)
 
 
-def _transcription(state: AppState, raw: bytes, headers: Mapping[str, str]) -> Exchange:
-    call = parse_transcription(parse_form(raw, headers.get("content-type")))
-    return TranscriptionExchange(call, state.settings.default_hold_output_tokens, state)
+def _audio_text(path: str) -> Callable[[AppState, bytes, Mapping[str, str]], Exchange]:
+    def prepare(state: AppState, raw: bytes, headers: Mapping[str, str]) -> Exchange:
+        call = parse_transcription(parse_form(raw, headers.get("content-type")))
+        return TranscriptionExchange(call, state.settings.default_hold_output_tokens, state, path)
+
+    return prepare
 
 
 SPEECH = MediaEndpoint(name="audio.speech", what="speech", prepare=_speech)
 TRANSCRIPTIONS = MediaEndpoint(
-    name="audio.transcriptions", what="transcriptions", prepare=_transcription
+    name="audio.transcriptions",
+    what="transcriptions",
+    prepare=_audio_text("audio/transcriptions"),
+)
+TRANSLATIONS = MediaEndpoint(
+    name="audio.translations", what="translations", prepare=_audio_text("audio/translations")
 )
 
 
@@ -166,3 +179,7 @@ async def speech(state: AppState, scope: Scope, receive: Receive, send: Send) ->
 
 async def transcriptions(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
     await handle_media(TRANSCRIPTIONS, state, scope, receive, send)
+
+
+async def translations(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
+    await handle_media(TRANSLATIONS, state, scope, receive, send)

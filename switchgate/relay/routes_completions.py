@@ -6,7 +6,8 @@ client didn't ask for it. Billed like chat: the reported usage at the token pric
 when the upstream reports none, the tokenizer's count of the prompt and the text.
 """
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from dataclasses import replace
 
 import aiohttp
 
@@ -41,16 +42,16 @@ def count_prompts(tokenizer: Tokenizer, prompts: list[Prompt]) -> int:
 
 
 def complete_usage(
-    tokenizer: Tokenizer, prompts: list[Prompt], usage: Usage | None, text: str
+    tokenizer: Tokenizer, prompts: list[Prompt], usage: Usage | None, text: Callable[[], str]
 ) -> Usage:
     """Usage as reported, with whatever the upstream left out counted by the tokenizer."""
     if usage is not None and usage.input_tokens and usage.output_tokens:
         return usage
     base = usage or Usage()
-    return Usage(
+    return replace(
+        base,
         input_tokens=base.input_tokens or count_prompts(tokenizer, prompts),
-        output_tokens=base.output_tokens or tokenizer.count(text),
-        cache_read_tokens=base.cache_read_tokens,
+        output_tokens=base.output_tokens or tokenizer.count(text()),
         estimated=True,
     )
 
@@ -81,9 +82,8 @@ class CompletionsExchange(Exchange):
         prompts = self.request.prompts
         if not self.request.stream:
             data = await read_all(response)
-            usage = body_usage(data)
-            if usage is None or not usage.output_tokens or not usage.input_tokens:
-                usage = complete_usage(tokenizer, prompts, usage, completion_text(data))
+            reported = body_usage(data)
+            usage = complete_usage(tokenizer, prompts, reported, lambda: completion_text(data))
             delivery.bill(token_cost(delivery.price, usage), usage)
             await delivery.whole(data)
             return
@@ -97,7 +97,7 @@ class CompletionsExchange(Exchange):
                 in_band_errors=True,
             )
         finally:
-            usage = complete_usage(tokenizer, prompts, meter.usage, meter.text())
+            usage = complete_usage(tokenizer, prompts, meter.usage, meter.text)
             delivery.bill(token_cost(delivery.price, usage), usage)
 
 

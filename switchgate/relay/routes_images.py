@@ -3,7 +3,8 @@
 Both go to OpenAI-compatible and Azure channels: generations passed through (model
 rewritten), edits re-encoded as multipart with the checked uploads (`image` or `image[]`,
 optional `mask`) and every other field unchanged. The answer (`url` or `b64_json`) is
-relayed unchanged. Billed per returned image by size and quality (billing/media_pricing),
+relayed unchanged; a stream (`stream: true`) chunk by chunk, metered from its
+`*.completed` events. Billed per returned image by size and quality (billing/media_pricing),
 or by the upstream's token usage when the price has no image keys.
 """
 
@@ -21,6 +22,7 @@ from switchgate.dialects.openai_media.uploads import parse_image_edit
 from switchgate.providers.base import Target, UpstreamRequest
 from switchgate.providers.openai_media import (
     OPENAI_KINDS,
+    ImageStreamMeter,
     form_request,
     image_result,
     passthrough_json,
@@ -68,6 +70,10 @@ class ImagesExchange(Exchange):
         return passthrough_json(channel.kind, target, "images/generations", dict(self.body))
 
     async def relay(self, delivery: Delivery, response: aiohttp.ClientResponse) -> None:
+        content_type = response.headers.get("content-type", "application/json")
+        if content_type.startswith("text/event-stream"):
+            await self._relay_stream(delivery, response, content_type)
+            return
         data = await read_all(response)
         result = image_result(data)
         request = self.request
@@ -79,7 +85,20 @@ class ImagesExchange(Exchange):
             quality = result.quality or request.quality
             cost = image_cost(delivery.price, result.images, size, quality, result.usage)
             delivery.bill(cost, result.usage or Usage())
-        await delivery.whole(data, response.headers.get("content-type", "application/json"))
+        await delivery.whole(data, content_type)
+
+    async def _relay_stream(
+        self, delivery: Delivery, response: aiohttp.ClientResponse, content_type: str
+    ) -> None:
+        meter = ImageStreamMeter()
+        try:
+            headers = [(b"content-type", content_type.encode("latin-1"))]
+            await delivery.stream(response, headers, meter=meter.feed)
+        finally:
+            size = meter.size or self.request.size
+            quality = meter.quality or self.request.quality
+            cost = image_cost(delivery.price, meter.images, size, quality, meter.usage)
+            delivery.bill(cost, meter.usage or Usage())
 
 
 def _generation(state: AppState, raw: bytes, headers: Mapping[str, str]) -> Exchange:

@@ -24,6 +24,7 @@ def media_routes() -> dict[tuple[str, str], Handler]:
         ("POST", "/v1/images/edits"): routes_images.edits,
         ("POST", "/v1/audio/speech"): routes_audio.speech,
         ("POST", "/v1/audio/transcriptions"): routes_audio.transcriptions,
+        ("POST", "/v1/audio/translations"): routes_audio.translations,
         ("POST", "/v1/rerank"): routes_rerank.rerank,
         ("POST", "/rerank"): routes_rerank.rerank,
         ("POST", "/v2/rerank"): routes_rerank.rerank,

@@ -3,6 +3,7 @@ then calls the JSON API with the session cookie and the session's CSRF header.""
 
 import re
 import secrets
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import httpx
@@ -22,8 +23,9 @@ def form_csrf(html: str) -> str:
 
 
 class Console:
-    def __init__(self, gateway: Gateway) -> None:
-        self.http = httpx.Client(base_url=gateway.url, follow_redirects=False, timeout=30)
+    def __init__(self, gateway: Gateway | str) -> None:
+        url = gateway if isinstance(gateway, str) else gateway.url
+        self.http = httpx.Client(base_url=url, follow_redirects=False, timeout=30)
         self.csrf: str | None = None
         self.email = ""
 
@@ -62,7 +64,8 @@ def verified_user(gateway: Gateway, balance_usd: int = 0, admin: bool = False) -
         if balance_usd:
             await ops.add_balance(email, balance_usd * 10**12, "test", "test")
 
-    gateway.ops(job)
+    with ThreadPoolExecutor(1) as pool:  # callable while Playwright runs its event loop
+        pool.submit(gateway.ops, job).result()
     return email
 
 

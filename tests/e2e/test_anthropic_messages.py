@@ -285,10 +285,13 @@ def test_upstream_errors_are_translated_into_the_messages_shape(gateway: Gateway
 
 def test_a_stream_that_breaks_midway_ends_with_an_error_event(gateway: Gateway) -> None:
     _, token = gateway.new_user()
-    with pytest.raises(anthropic.APIStatusError), client(gateway, token).messages.stream(
-        model="gpt-mock",
-        max_tokens=64,
-        messages=[{"role": "user", "content": "go [[mock:midstream_error]]"}],
-    ) as stream:
+    with (
+        pytest.raises(anthropic.APIStatusError),
+        client(gateway, token).messages.stream(
+            model="gpt-mock",
+            max_tokens=64,
+            messages=[{"role": "user", "content": "go [[mock:midstream_error]]"}],
+        ) as stream,
+    ):
         for _ in stream:
             pass

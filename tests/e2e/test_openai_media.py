@@ -65,6 +65,21 @@ def test_completions_stream_with_and_without_usage(gateway: Gateway) -> None:
     assert wait_for(lambda: gateway.balance(email) == 10 * 10**12 - 2 * cost)
 
 
+def test_completions_stream_cut_by_an_upstream_error_bills_what_was_sent(gateway: Gateway) -> None:
+    email, token = gateway.new_user()
+    prompt = "fail halfway [[mock:chunks=6]][[mock:midstream_error]]"
+    text = ""
+    with pytest.raises(openai.APIError):
+        for chunk in client(gateway, token).completions.create(
+            model="gpt-mock", prompt=prompt, stream=True
+        ):
+            text += chunk.choices[0].text if chunk.choices else ""
+    assert text, "some text arrived before the error"
+    cost = TOKENIZER.count(prompt) * GPT_IN + TOKENIZER.count(text) * GPT_OUT
+    assert wait_for(lambda: gateway.balance(email) == 10 * 10**12 - cost)
+    assert wait_for(lambda: log_rows(gateway, email))[0]["usage_estimated"] is True
+
+
 def test_completions_errors_use_the_openai_shape(gateway: Gateway) -> None:
     _, token = gateway.new_user()
     sdk = client(gateway, token)
@@ -133,6 +148,20 @@ def test_embeddings_for_a_model_no_channel_can_embed_is_404(gateway: Gateway) ->
     assert gateway.balance(email) == 10 * 10**12
 
 
+def test_media_calls_hold_the_worst_case_first(gateway: Gateway) -> None:
+    email, token = gateway.new_user(balance_usd=0)
+    sdk = client(gateway, token)
+    with pytest.raises(openai.APIStatusError) as err:
+        sdk.embeddings.create(model="embed-mock", input="no money")
+    assert err.value.status_code == 402 and err.value.code == "insufficient_quota"
+    with pytest.raises(openai.APIStatusError) as err:
+        sdk.audio.speech.create(model="tts-mock", voice="alloy", input="no money")
+    assert err.value.status_code == 402
+    rows = wait_for(lambda: len(log_rows(gateway, email)) == 2 and log_rows(gateway, email))
+    assert [r["status"] for r in rows] == [402, 402]
+    assert gateway.balance(email) == 0
+
+
 # ---------------------------------------------------------------- embeddings, Gemini channel
 
 
@@ -189,13 +218,18 @@ def genai_client(gw: Gateway, token: str) -> genai.Client:
     )
 
 
+def contents(texts: list[str]) -> list[types.Content]:
+    """One content per text (a plain list of strings becomes ONE content of many parts)."""
+    return [types.Content(parts=[types.Part(text=t)]) for t in texts]
+
+
 def test_genai_embed_content_passthrough_to_gemini(gateway_any: Gateway) -> None:
     email, token = gateway_any.new_user()
     texts = ["first document", "second one here"]
     sdk = genai_client(gateway_any, token)  # keep a reference: a collected client closes
     result = sdk.models.embed_content(
         model="gemini-embed",
-        contents=texts,
+        contents=contents(texts),
         config=types.EmbedContentConfig(output_dimensionality=16, task_type="RETRIEVAL_DOCUMENT"),
     )
     assert result.embeddings is not None
@@ -212,7 +246,7 @@ def test_genai_embed_content_translated_to_an_openai_channel(gateway: Gateway) -
     texts = ["translate me please", "and me"]
     sdk = genai_client(gateway, token)
     result = sdk.models.embed_content(
-        model="embed-mock", contents=texts, config={"output_dimensionality": 8}
+        model="embed-mock", contents=contents(texts), config={"output_dimensionality": 8}
     )
     assert result.embeddings is not None
     assert [len(e.values or []) for e in result.embeddings] == [8, 8]

@@ -88,22 +88,25 @@ def test_bad_key_or_model_is_refused_before_accept(
 ) -> None:
     if token is None:
         _, token = gateway.new_user()
-    with pytest.raises(websockets.exceptions.InvalidStatus) as info:
-        with client(gateway, token).realtime.connect(model=model):
-            pass
+    with (
+        pytest.raises(websockets.exceptions.InvalidStatus) as info,
+        client(gateway, token).realtime.connect(model=model),
+    ):
+        pass
     assert info.value.response.status_code == status
 
 
 def test_balance_for_one_response_only_ends_the_session(gateway: Gateway) -> None:
     settings = Settings()
-    hold = (
-        SESSION_HOLD_INPUT_TOKENS * price("input")
-        + settings.default_hold_output_tokens * price("output")
+    hold = SESSION_HOLD_INPUT_TOKENS * price("input") + settings.default_hold_output_tokens * price(
+        "output"
     )
     email, token = gateway.new_user(balance_usd=0)
-    with pytest.raises(websockets.exceptions.InvalidStatus) as info:
-        with client(gateway, token).realtime.connect(model=MODEL):
-            pass
+    with (
+        pytest.raises(websockets.exceptions.InvalidStatus) as info,
+        client(gateway, token).realtime.connect(model=MODEL),
+    ):
+        pass
     assert info.value.response.status_code == 402
 
     async def top_up(ops: Any) -> None:

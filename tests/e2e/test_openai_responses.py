@@ -116,7 +116,10 @@ def test_function_call_round_trip_streamed(gateway: Gateway, model: str) -> None
     args_deltas = [e.delta for e in events if e.type == "response.function_call_arguments.delta"]
     assert "".join(args_deltas) == calls[0].arguments
     assert "city" in calls[0].arguments
-    replay = [*first_input, *(item.model_dump(exclude_none=True, warnings=False) for item in first.output)]
+    replay = [
+        *first_input,
+        *(item.model_dump(exclude_none=True, warnings=False) for item in first.output),
+    ]
     second = sdk.responses.create(
         model=model,
         input=[
@@ -251,7 +254,7 @@ def test_errors_use_the_openai_shape(gateway: Gateway) -> None:
     with pytest.raises(openai.BadRequestError) as info:
         client(gateway, token).responses.create(model="gpt-mock", input=5)  # type: ignore[arg-type]
     assert info.value.body["param"] == "input"  # type: ignore[index]
-    poor_email, poor = gateway.new_user(balance_usd=0)
+    _, poor = gateway.new_user(balance_usd=0)
     with pytest.raises(openai.APIStatusError) as denied:
         client(gateway, poor).responses.create(model="gpt-mock", input="x")
     assert denied.value.status_code == 402
@@ -259,10 +262,15 @@ def test_errors_use_the_openai_shape(gateway: Gateway) -> None:
 
 def test_midstream_upstream_failure_ends_with_an_error_event(gateway: Gateway) -> None:
     _, token = gateway.new_user()
-    for model in ("gpt-mock", "gpt-resp"):
+    for model, directive in [
+        ("gpt-mock", "[[mock:midstream_error]]"),
+        ("gpt-resp", "[[mock:midstream_error]]"),
+        ("gpt-mock", "[[mock:drop_after=4]]"),
+        ("gpt-resp", "[[mock:drop_after=4]]"),
+    ]:
         stream = client(gateway, token).responses.create(
-            model=model, input="cut me [[mock:midstream_error]] [[mock:chunks=6]]", stream=True
+            model=model, input=f"cut me {directive} [[mock:chunks=6]]", stream=True
         )
         events = list(stream)
-        assert events[-1].type == "error", model
+        assert events[-1].type == "error", (model, directive)
         assert [e.sequence_number for e in events] == list(range(len(events)))

@@ -53,7 +53,15 @@ def _price_view(price: Price, served: bool) -> dict[str, Any]:
         if price.cache_write is not None
         else None,
         "per_request_usd": format_usd_exact(price.per_request),
+        "other": {name: _extra_usd(name, units) for name, units in sorted(price.extra.items())},
     }
+
+
+def _extra_usd(name: str, units: int) -> str:
+    """Other unit prices as USD: per 1M for characters and tokens, else per item."""
+    if "character" in name or "token" in name:
+        return unit_price_to_per_million(units) + " per 1M"
+    return format_usd_exact(units)
 
 
 async def models(request: Request, actor: Actor) -> dict[str, Any]:

@@ -41,6 +41,7 @@ async def list_channels(request: Request, actor: Actor) -> dict[str, Any]:
         loaded = await load_channels(conn, state.box)
     cooling = state.health.snapshot()
     return {
+        "kinds": list(KNOWN_KINDS),
         "items": [
             {
                 "id": c.id,

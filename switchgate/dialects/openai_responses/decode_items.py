@@ -207,7 +207,7 @@ def _image(part: dict[str, Any], p: str) -> ImagePart:
     if url is None:
         if string_field(part, "file_id", prefix=p) is not None:
             raise invalid(
-                f"Invalid '{p}': images by file_id are not supported; send image_url.",
+                f"Invalid '{p}.file_id': images by file_id are not supported; send image_url.",
                 f"{p}.file_id",
                 "invalid_value",
             )

@@ -14,7 +14,8 @@ events from 0. The sequence:
 - a change of kind closes the open item; `output_index` counts items;
 - close() -> `response.completed`, or `response.incomplete` (finish length / content
   filter), carrying the whole response with usage; it is also kept in `final`;
-- StreamError -> `event: error`, and nothing after it. Redacted thinking is dropped.
+- StreamError -> `event: error`, and nothing after it. Redacted thinking is dropped;
+- ping() (sent by the relay after a quiet spell) is an SSE comment line.
 """
 
 import time
@@ -93,6 +94,11 @@ class ResponsesStreamEncoder:
     @property
     def response_id(self) -> str:
         return self._id
+
+    def ping(self) -> bytes:
+        """A keep-alive the relay sends while the upstream is quiet: an SSE comment, which
+        clients ignore and which takes no sequence number."""
+        return b": keepalive\n\n"
 
     def encode(self, event: StreamEvent) -> bytes:
         if self._failed or self._closed:

@@ -1,6 +1,6 @@
 import { api, h, show, panel, table, badge, fail, toast, field, dialog, lines } from "../js/lib.js";
 
-const KINDS = ["openai", "azure", "anthropic", "gemini"];
+let KINDS = ["openai", "azure", "anthropic", "gemini"];
 const pairs = obj => Object.entries(obj || {}).map(([k, v]) => `${k}=${v}`).join("\n");
 function parsePairs(text) {
   const out = {};
@@ -45,7 +45,8 @@ async function test(c, cell) {
 }
 
 async function load() {
-  const { items } = await api("GET", "/api/channels");
+  const { items, kinds } = await api("GET", "/api/channels");
+  if (kinds) KINDS = kinds;
   const form = h("form", { class: "stack", id: "channel-form" }, channelFields(),
     h("div", {}, h("button", { type: "submit", class: "primary" }, "Add channel")));
   form.addEventListener("submit", async e => {

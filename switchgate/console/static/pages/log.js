@@ -32,8 +32,8 @@ async function fetchPage(form, more) {
   rows = more ? rows.concat(data.items) : data.items;
   cursor = data.next_cursor;
   const results = document.getElementById("results");
-  results.replaceChildren(table(columns, rows, "No requests match."),
-    cursor ? h("p", {}, h("button", { type: "button", id: "more", onclick: () => fetchPage(form, true).catch(fail) }, "Load more")) : null);
+  results.replaceChildren(...[table(columns, rows, "No requests match."),
+    cursor ? h("p", {}, h("button", { type: "button", id: "more", onclick: () => fetchPage(form, true).catch(fail) }, "Load more")) : null].filter(Boolean));
 }
 
 async function main() {

@@ -32,6 +32,7 @@ async function load() {
     { label: "Output / 1M", class: "num", cell: m => per1m(m.output_per_1m) },
     { label: "Cache read / 1M", class: "num", cell: m => per1m(m.cache_read_per_1m) },
     { label: "Per request", class: "num", cell: m => (Number(m.per_request_usd) ? `$${m.per_request_usd}` : "—") },
+    { label: "Other", cell: m => h("span", { class: "small" }, Object.entries(m.other || {}).map(([k, v]) => `${k.replace(/_/g, " ")}: $${v}`).join(" · ") || "—") },
   ];
   if (isAdmin) {
     columns.push({ label: "Served", cell: m => m.served ? badge("yes", "ok") : badge("no channel", "warn") });

@@ -103,7 +103,8 @@ async function load(created) {
 }
 
 async function main() {
-  models = (await api("GET", "/api/models")).items.filter(m => m.served).map(m => m.model);
+  const all = (await api("GET", "/api/models")).items.filter(m => m.served);
+  models = [...all.filter(m => m.kind === "chat"), ...all.filter(m => m.kind !== "chat")].map(m => m.model);
   await load();
 }
 

@@ -12,14 +12,14 @@ async function ledger(kind, more) {
   const data = await api("GET", `/api/ledger?${q}`);
   rows = more ? rows.concat(data.items) : data.items;
   before = data.next_before_id;
-  document.getElementById("ledger").replaceChildren(table([
+  document.getElementById("ledger").replaceChildren(...[table([
     { label: "When", cell: r => when(r.created_at) },
     { label: "Kind", cell: r => badge(r.kind, KIND[r.kind] || "") },
     { label: "Amount", class: "num", cell: r => usd(r.amount_usd, 6) },
     { label: "Note", cell: r => r.note || (r.request_id ? h("code", {}, r.request_id) : "—") },
     { label: "By", cell: r => r.actor || "—" },
   ], rows, "No balance changes yet."),
-  before ? h("button", { type: "button", onclick: () => ledger(kind, true).catch(fail) }, "Load more") : null);
+  before ? h("button", { type: "button", onclick: () => ledger(kind, true).catch(fail) }, "Load more") : null].filter(Boolean));
 }
 
 async function main() {

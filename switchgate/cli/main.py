@@ -12,7 +12,7 @@ from typing import Any
 
 from switchgate.accounts.service import AccountError
 from switchgate.billing.ledger import LedgerError
-from switchgate.cli.config_file import ConfigError
+from switchgate.cli.config_file import ConfigError, apply_config, read_config
 from switchgate.cli.ops import Ops
 from switchgate.cli.prices import add_price_commands, run_prices
 from switchgate.money import MoneyError, format_usd_exact, usd_to_units
@@ -131,85 +131,121 @@ async def _with_ops(settings: Settings, job: Callable[[Ops], Awaitable[None]]) -
         await db.dispose()
 
 
-async def _run(args: argparse.Namespace, settings: Settings) -> None:  # noqa: C901
-    command: str = args.command
-    action: str = getattr(args, "action", None) or ""
+Handler = Callable[[Ops, argparse.Namespace], Awaitable[None]]
 
-    async def job(ops: Ops) -> None:  # noqa: C901
-        if command == "migrate":
-            print("database schema is up to date")
-        elif command == "users":
-            user = await ops.add_user(args.email, args.password, args.admin)
-            print(f"created {user.role} {user.email} (id {user.id})")
-        elif command == "balance" and action == "add":
-            units = usd_to_units(args.amount_usd, allow_negative=True)
-            new = await ops.add_balance(args.email, units, args.note, actor="cli")
-            print(f"balance of {args.email.strip().lower()} is now")
-            print(format_usd_exact(new))
-        elif command == "balance":
-            balance, total = await ops.balance(args.email)
-            if balance != total:
-                print(f"WARNING: ledger sums to {format_usd_exact(total)}", file=sys.stderr)
-            print(format_usd_exact(balance))
-        elif command == "tokens" and action == "create":
-            token = await ops.create_token(
-                args.email,
-                args.name,
-                expires_at=int(time.time() * 1000 + args.expires_days * 86_400_000)
-                if args.expires_days is not None
-                else None,
-                quota_limit=usd_to_units(args.limit) if args.limit else None,
-                allowed_models=_csv(args.models),
-                allowed_ips=_csv(args.ips),
-                rpm_limit=args.rpm,
-            )
-            print(f"token id {token.id} created; it is shown only this once:")
-            print(token.token)
-        elif command == "tokens" and action == "list":
-            for row in await ops.list_tokens(args.email):
-                print(f"{row['id']}\t{row['key_prefix']}...\t{row['status']}\t{row['name']}")
-        elif command == "tokens":
-            status = {"revoke": "deleted", "disable": "disabled", "enable": "active"}[action]
-            await ops.set_token_status(args.token_id, status)
-            print(f"token {args.token_id} is now {status}")
-        elif command == "channels" and action == "add":
-            extra: dict[str, Any] = {}
-            if args.header:
-                extra["headers"] = _pairs(args.header, "--header")
-            if args.api_version:
-                extra["api_version"] = args.api_version
-            if args.responses:
-                extra["responses"] = True
-            channel_id, created = await ops.add_channel(
-                name=args.name,
-                kind=args.kind,
-                base_url=args.base_url,
-                api_key=args.key,
-                models=[m for m in args.models.split(",") if m.strip()],
-                model_map=_pairs(args.map, "--map"),
-                priority=args.priority,
-                weight=args.weight,
-                extra=extra,
-            )
-            print(f"channel {args.name} (id {channel_id}) {'created' if created else 'updated'}")
-        elif command == "channels" and action == "list":
-            for row in await ops.list_channels():
-                print(
-                    f"{row['id']}\t{row['name']}\t{row['kind']}\t{row['status']}\t"
-                    f"p{row['priority']} w{row['weight']}\t{row['base_url']}\t{row['models']}"
-                )
-        elif command == "channels":
-            await ops.set_channel_status(args.name, action + "d")
-            print(f"channel {args.name} {action}d")
-        elif command == "prices":
-            await run_prices(ops, args)
-        elif command == "config":
-            from switchgate.cli.config_file import apply_config, read_config
 
-            for line in await apply_config(ops.db, ops.box, read_config(args.file)):
-                print(line)
+async def _migrate(ops: Ops, args: argparse.Namespace) -> None:
+    print("database schema is up to date")
 
-    await _with_ops(settings, job)
+
+async def _users_add(ops: Ops, args: argparse.Namespace) -> None:
+    user = await ops.add_user(args.email, args.password, args.admin)
+    print(f"created {user.role} {user.email} (id {user.id})")
+
+
+async def _balance_add(ops: Ops, args: argparse.Namespace) -> None:
+    units = usd_to_units(args.amount_usd, allow_negative=True)
+    new = await ops.add_balance(args.email, units, args.note, actor="cli")
+    print(f"balance of {args.email.strip().lower()} is now")
+    print(format_usd_exact(new))
+
+
+async def _balance_show(ops: Ops, args: argparse.Namespace) -> None:
+    balance, total = await ops.balance(args.email)
+    if balance != total:
+        print(f"WARNING: ledger sums to {format_usd_exact(total)}", file=sys.stderr)
+    print(format_usd_exact(balance))
+
+
+async def _tokens_create(ops: Ops, args: argparse.Namespace) -> None:
+    expires = args.expires_days
+    token = await ops.create_token(
+        args.email,
+        args.name,
+        expires_at=int(time.time() * 1000 + expires * 86_400_000) if expires is not None else None,
+        quota_limit=usd_to_units(args.limit) if args.limit else None,
+        allowed_models=_csv(args.models),
+        allowed_ips=_csv(args.ips),
+        rpm_limit=args.rpm,
+    )
+    print(f"token id {token.id} created; it is shown only this once:")
+    print(token.token)
+
+
+async def _tokens_list(ops: Ops, args: argparse.Namespace) -> None:
+    for row in await ops.list_tokens(args.email):
+        print(f"{row['id']}\t{row['key_prefix']}...\t{row['status']}\t{row['name']}")
+
+
+async def _tokens_status(ops: Ops, args: argparse.Namespace) -> None:
+    status = {"revoke": "deleted", "disable": "disabled", "enable": "active"}[args.action]
+    await ops.set_token_status(args.token_id, status)
+    print(f"token {args.token_id} is now {status}")
+
+
+async def _channels_add(ops: Ops, args: argparse.Namespace) -> None:
+    extra: dict[str, Any] = {}
+    if args.header:
+        extra["headers"] = _pairs(args.header, "--header")
+    if args.api_version:
+        extra["api_version"] = args.api_version
+    if args.responses:
+        extra["responses"] = True
+    channel_id, created = await ops.add_channel(
+        name=args.name,
+        kind=args.kind,
+        base_url=args.base_url,
+        api_key=args.key,
+        models=[m for m in args.models.split(",") if m.strip()],
+        model_map=_pairs(args.map, "--map"),
+        priority=args.priority,
+        weight=args.weight,
+        extra=extra,
+    )
+    print(f"channel {args.name} (id {channel_id}) {'created' if created else 'updated'}")
+
+
+async def _channels_list(ops: Ops, args: argparse.Namespace) -> None:
+    for row in await ops.list_channels():
+        print(
+            f"{row['id']}\t{row['name']}\t{row['kind']}\t{row['status']}\t"
+            f"p{row['priority']} w{row['weight']}\t{row['base_url']}\t{row['models']}"
+        )
+
+
+async def _channels_status(ops: Ops, args: argparse.Namespace) -> None:
+    await ops.set_channel_status(args.name, args.action + "d")
+    print(f"channel {args.name} {args.action}d")
+
+
+async def _config(ops: Ops, args: argparse.Namespace) -> None:
+    for line in await apply_config(ops.db, ops.box, read_config(args.file)):
+        print(line)
+
+
+HANDLERS: dict[tuple[str, str], Handler] = {
+    ("migrate", ""): _migrate,
+    ("users", "add"): _users_add,
+    ("balance", "add"): _balance_add,
+    ("balance", "show"): _balance_show,
+    ("tokens", "create"): _tokens_create,
+    ("tokens", "list"): _tokens_list,
+    ("tokens", "revoke"): _tokens_status,
+    ("tokens", "disable"): _tokens_status,
+    ("tokens", "enable"): _tokens_status,
+    ("channels", "add"): _channels_add,
+    ("channels", "list"): _channels_list,
+    ("channels", "enable"): _channels_status,
+    ("channels", "disable"): _channels_status,
+    ("prices", "set"): run_prices,
+    ("prices", "list"): run_prices,
+    ("config", ""): _config,
+}
+
+
+async def _run(args: argparse.Namespace, settings: Settings) -> None:
+    handler = HANDLERS[(args.command, getattr(args, "action", None) or "")]
+    await _with_ops(settings, lambda ops: handler(ops, args))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -72,13 +72,19 @@ export function toast(message, kind = "") {
 
 export function fail(err) { toast(err && err.message ? err.message : String(err), "error"); }
 
-// Amounts arrive as exact USD strings; shown rounded for reading.
+// Amounts arrive as exact USD strings (up to 12 decimals). Shown with 2 to `places`
+// decimals (default 6), cut, never rounded up: a balance never looks bigger than it is.
 export function usd(text, places) {
   if (text === null || text === undefined || text === "") return "—";
-  const n = Number(text);
-  if (places === undefined) places = Math.abs(n) >= 1 || n === 0 ? 2 : Math.abs(n) >= 0.01 ? 4 : 6;
-  const sign = n < 0 ? "-" : "";
-  return `${sign}$${Math.abs(n).toFixed(places)}`;
+  let raw = String(text).trim();
+  if (/e/i.test(raw)) raw = Number(raw).toFixed(12);  // a JS number in exponent form
+  const sign = raw.startsWith("-") ? "-" : "";
+  const [whole, frac = ""] = raw.replace(/^[-+]/, "").split(".");
+  const max = places === undefined ? 6 : places;
+  let digits = frac.slice(0, max).replace(/0+$/, "");
+  if (digits.length < 2) digits = digits.padEnd(Math.min(2, max), "0");
+  const cut = frac.slice(max).replace(/0/g, "") !== "";
+  return `${sign}$${whole || "0"}${digits ? "." + digits : ""}${cut ? "…" : ""}`;
 }
 
 export function when(ms) {

@@ -276,6 +276,9 @@ def summarize(window: Window, *, stream: bool, expect_events: int | None) -> dic
         "unfinished_at_end": window.marks.get("unfinished", 0),
         "latency_ms": dist_ms([s.done - s.started for s in ok]),
     }
+    # Little's law: how many requests were really in flight on average (a saturated load
+    # generator keeps fewer than `concurrency` going).
+    out["in_flight_mean"] = round(out["rps"] * out["latency_ms"]["mean"] / 1000, 1)
     if stream:
         out["ttfb_ms"] = dist_ms([s.ttfb for s in ok])
         out["ttlb_ms"] = out["latency_ms"]

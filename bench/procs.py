@@ -63,7 +63,9 @@ class Proc:
             except (urllib.error.URLError, OSError):
                 pass
             time.sleep(0.02)
-        raise RuntimeError(f"{self.name} not ready after {timeout}s:\n{self.log_tail()}")
+        tail = self.log_tail()
+        self.stop()
+        raise RuntimeError(f"{self.name} not ready after {timeout}s:\n{tail}")
 
     def log_tail(self, lines: int = 30) -> str:
         try:

@@ -11,6 +11,7 @@ a one-worker gateway on CPU 1; two-worker runs may use both CPUs.
 """
 
 import argparse
+import json
 import os
 import platform
 import re
@@ -90,6 +91,19 @@ def _load(
     return out
 
 
+def _settle(proc: Proc, limit: float = 90.0) -> float:
+    """Wait until a freshly started server stops using CPU (LiteLLM's workers keep
+    initialising for many seconds after they answer their health check); returns how
+    long that took."""
+    started = time.perf_counter()
+    while time.perf_counter() - started < limit:
+        before = proc.cpu_seconds()
+        time.sleep(1.0)
+        if proc.cpu_seconds() - before < 0.05:
+            break
+    return round(time.perf_counter() - started, 1)
+
+
 def _run(factory: Callable[[], Any]) -> Any:
     result: list[Any] = []
 
@@ -137,10 +151,11 @@ def run_target(
                 continue
             assert running.proc is not None
             cpu_proc = running.proc
-            time.sleep(1.0)
+            settled = _settle(running.proc)
             out["servers"][key] = {
                 "cold_start_s": round(running.cold_start_s or 0.0, 3),
                 "idle_memory": _memory(running.proc),
+                "busy_after_ready_s": settled,
             }
         try:
             for scenario in batch:
@@ -224,6 +239,16 @@ def soak(seconds: float, work: Path) -> dict[str, Any]:
     return {"seconds": seconds, "samples": samples, "requests": total}
 
 
+def _merge(base: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:
+    """`new`'s scenarios and servers replace `base`'s, target by target."""
+    for target, result in new["targets"].items():
+        into = base["targets"].setdefault(target, {"scenarios": {}, "servers": {}})
+        into["scenarios"].update(result["scenarios"])
+        into["servers"].update(result["servers"])
+    base["meta"].setdefault("merged", []).append(new["meta"])
+    return base
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     mode = parser.add_mutually_exclusive_group()
@@ -237,6 +262,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, help="result JSON (default bench/results/MODE.json)")
     parser.add_argument(
         "--install-litellm", action="store_true", help="pip install litellm[proxy] first"
+    )
+    parser.add_argument(
+        "--merge-into", type=Path, help="add these results to an earlier result file"
     )
     args = parser.parse_args(argv)
     if args.install_litellm:
@@ -283,8 +311,10 @@ def main(argv: list[str] | None = None) -> int:
             )
     finally:
         upstream.stop()
+    if args.merge_into:
+        data = _merge(json.loads(args.merge_into.read_text()), data)
     data["comparison"] = report.compare(data)
-    out = args.out or RESULTS / f"{mode_name}.json"
+    out = args.out or args.merge_into or RESULTS / f"{mode_name}.json"
     report.write_json(out, data)
     print(report.markdown(data), flush=True)
     print(f"\nraw results: {out.relative_to(ROOT) if out.is_relative_to(ROOT) else out}")

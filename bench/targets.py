@@ -233,5 +233,5 @@ def start_litellm(
         log_path=work / f"{label}.log",
         cwd=work,
     )
-    cold = proc.wait_ready(f"http://127.0.0.1:{port}/health/liveliness", timeout=120)
+    cold = proc.wait_ready(f"http://127.0.0.1:{port}/health/liveliness", timeout=300)
     return Running(label, port, LITELLM_KEY, proc, cold)

@@ -118,7 +118,10 @@ def markdown(data: dict[str, Any]) -> str:
                 f"| {_f(s and s.get('stalled'))} / {_f(lite and lite.get('stalled'))} "
                 f"| {_f(s and s['max_gap_ms']['p99'], 1)} |"
             )
-    lines += ["", "| server | workers | cold start s | idle RSS MB per worker | peak RSS MB |"]
+    lines += [
+        "",
+        "| server | workers | cold start s | idle RSS MB per process | peak RSS (VmHWM) MB |",
+    ]
     lines.append("|---|---:|---:|---:|---:|")
     for target in ("switchgate", "litellm"):
         for key, server in targets.get(target, {}).get("servers", {}).items():

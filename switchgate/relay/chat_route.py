@@ -1,7 +1,8 @@
 """The shape every chat endpoint shares, whatever its dialect: admit, read, decode,
 check the model, run the pipeline, render errors in the dialect, record the outcome."""
 
-from collections.abc import Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -56,6 +57,26 @@ async def render_error(responder: Responder, dialect: ChatDialect, err: GatewayE
     return status
 
 
+@asynccontextmanager
+async def finishing(
+    state: AppState, responder: Responder, dialect: ChatDialect, outcome: Outcome
+) -> AsyncIterator[None]:
+    """The end every relayed call shares: a GatewayError is rendered in the client's
+    dialect if nothing was sent yet, a client that left is noted (499), and the outcome
+    of an authenticated call is recorded (charge and log)."""
+    try:
+        yield
+    except GatewayError as err:
+        outcome.error = err
+        if not responder.started:
+            outcome.status = await render_error(responder, dialect, err)
+    except ClientGone:
+        outcome.status = 499
+    finally:
+        if outcome.user_id is not None:
+            state.recorder.add(outcome.record())
+
+
 async def handle_chat(
     endpoint: ChatEndpoint, state: AppState, scope: Scope, receive: Receive, send: Send
 ) -> None:
@@ -65,7 +86,7 @@ async def handle_chat(
     headers = header_map(scope)
     headers.update(endpoint.extra_headers(scope))
     outcome = Outcome.begin(request_id, dialect.name, endpoint.name, client_ip(scope))
-    try:
+    async with finishing(state, responder, dialect, outcome):
         principal = await admit(state, endpoint.token(headers, scope), outcome.client_ip)
         outcome.user_id, outcome.token_id = principal.user_id, principal.token_id
         raw = await read_body(receive, state.settings.max_body_bytes)
@@ -86,12 +107,3 @@ async def handle_chat(
         )
         async with cancel_on_disconnect(receive):
             await run_chat(state, call, responder)
-    except GatewayError as err:
-        outcome.error = err
-        if not responder.started:
-            outcome.status = await render_error(responder, dialect, err)
-    except ClientGone:
-        outcome.status = 499
-    finally:
-        if outcome.user_id is not None:
-            state.recorder.add(outcome.record())

@@ -26,7 +26,6 @@ from switchgate.errors import ErrorKind, GatewayError, invalid
 from switchgate.relay import policy
 from switchgate.relay.asgi import (
     JSON_HEADERS,
-    ClientGone,
     Receive,
     Responder,
     Scope,
@@ -36,7 +35,7 @@ from switchgate.relay.asgi import (
     read_body,
 )
 from switchgate.relay.chat import ChatCall, run_chat
-from switchgate.relay.chat_route import render_error
+from switchgate.relay.chat_route import finishing, render_error
 from switchgate.relay.disconnect import cancel_on_disconnect
 from switchgate.relay.gate import admit, bearer_token, new_request_id, parse_json_object
 from switchgate.relay.outcome import Outcome
@@ -106,7 +105,7 @@ async def create(state: AppState, scope: Scope, receive: Receive, send: Send) ->
     responder = _StoringResponder(send, request_id)
     headers = header_map(scope)
     outcome = Outcome.begin(request_id, dialect.name, "responses", client_ip(scope))
-    try:
+    async with finishing(state, responder, dialect, outcome):
         principal = await admit(state, bearer_token(headers), outcome.client_ip)
         outcome.user_id, outcome.token_id = principal.user_id, principal.token_id
         raw = await read_body(receive, state.settings.max_body_bytes)
@@ -164,15 +163,6 @@ async def create(state: AppState, scope: Scope, receive: Receive, send: Send) ->
         )
         async with cancel_on_disconnect(receive):
             await run_chat(state, call, responder)
-    except GatewayError as err:
-        outcome.error = err
-        if not responder.started:
-            outcome.status = await render_error(responder, dialect, err)
-    except ClientGone:
-        outcome.status = 499
-    finally:
-        if outcome.user_id is not None:
-            state.recorder.add(outcome.record())
 
 
 async def by_id(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:

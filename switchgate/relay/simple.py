@@ -37,7 +37,7 @@ from switchgate.relay.asgi import (
     read_body,
 )
 from switchgate.relay.chat import PassFilter
-from switchgate.relay.chat_route import render_error
+from switchgate.relay.chat_route import finishing
 from switchgate.relay.disconnect import cancel_on_disconnect
 from switchgate.relay.gate import admit, bearer_token, new_request_id
 from switchgate.relay.outcome import Outcome
@@ -170,7 +170,7 @@ async def handle_media(
     responder = Responder(send, request_id)
     headers = header_map(scope)
     outcome = Outcome.begin(request_id, dialect.name, endpoint.name, client_ip(scope))
-    try:
+    async with finishing(state, responder, dialect, outcome):
         principal = await admit(state, endpoint.token(headers, scope), outcome.client_ip)
         outcome.user_id, outcome.token_id = principal.user_id, principal.token_id
         raw = await read_body(receive, state.settings.max_body_bytes)
@@ -180,15 +180,6 @@ async def handle_media(
         channels = serving_channels(state, exchange, endpoint.what)
         async with cancel_on_disconnect(receive):
             await _run(state, exchange, channels, principal, outcome, responder, dialect)
-    except GatewayError as err:
-        outcome.error = err
-        if not responder.started:
-            outcome.status = await render_error(responder, dialect, err)
-    except ClientGone:
-        outcome.status = 499
-    finally:
-        if outcome.user_id is not None:
-            state.recorder.add(outcome.record())
 
 
 async def _run(

@@ -31,7 +31,7 @@ from switchgate.core.request import ChatRequest, Message, Reasoning
 from switchgate.core.response import ChatResponse
 from switchgate.core.usage import Usage
 from switchgate.dialects.gemini_generate.encode import model_parts
-from switchgate.errors import ErrorKind, GatewayError, invalid
+from switchgate.errors import GatewayError, invalid
 from switchgate.providers.base import StreamDecoder, Target, UpstreamRequest, UsageMeter
 from switchgate.providers.gemini_stream import (
     GeminiStreamDecoder,
@@ -74,12 +74,12 @@ def model_path(model: str) -> str:
     return quote(name, safe="/-._~@")
 
 
-def _url(target: Target, action: str) -> str:
+def action_url(target: Target, action: str) -> str:
     url = f"{api_root(target)}/{model_path(target.upstream_model)}:{action}"
     return url + "?alt=sse" if action == "streamGenerateContent" else url
 
 
-def _headers(target: Target) -> dict[str, str]:
+def request_headers(target: Target) -> dict[str, str]:
     return {
         "content-type": "application/json",
         "x-goog-api-key": target.api_key,
@@ -350,35 +350,6 @@ def _retarget(body: Mapping[str, Any], upstream_model: str) -> dict[str, Any]:
     return out
 
 
-def build_embed_request(
-    texts: list[str], target: Target, dimensions: int | None = None, task_type: str | None = None
-) -> UpstreamRequest:
-    """`:batchEmbedContents` for `texts`, one embedding per text, in order (§4.6)."""
-    if not texts:
-        raise invalid("input must not be empty", param="input")
-    name = model_path(target.upstream_model)
-    requests = []
-    for text in texts:
-        item: dict[str, Any] = {"model": name, "content": {"parts": [{"text": text}]}}
-        if task_type:
-            item["taskType"] = task_type
-        if dimensions is not None:
-            item["outputDimensionality"] = dimensions
-        requests.append(item)
-    body = jsonutil.dumps({"requests": requests})
-    return UpstreamRequest("POST", _url(target, "batchEmbedContents"), _headers(target), body)
-
-
-def parse_embed_response(body: bytes) -> list[list[float]]:
-    try:
-        data = jsonutil.loads(body)
-        return [[float(v) for v in item["values"]] for item in data["embeddings"]]
-    except (jsonutil.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
-        raise GatewayError(
-            ErrorKind.UPSTREAM_ERROR, "upstream returned malformed embeddings"
-        ) from exc
-
-
 # ---------------------------------------------------------------- the provider
 
 
@@ -391,7 +362,7 @@ class GeminiProvider:
     def build_chat_request(self, request: ChatRequest, target: Target) -> UpstreamRequest:
         action = "streamGenerateContent" if request.stream else "generateContent"
         body = jsonutil.dumps(build_gemini_body(request))
-        return UpstreamRequest("POST", _url(target, action), _headers(target), body)
+        return UpstreamRequest("POST", action_url(target, action), request_headers(target), body)
 
     def parse_chat_response(self, body: bytes, request: ChatRequest) -> ChatResponse:
         return parse_gemini_response(body, request)
@@ -412,7 +383,7 @@ class GeminiProvider:
         if not re.fullmatch(r"[A-Za-z]+", action):
             raise invalid(f"unsupported action {action!r}")
         payload = jsonutil.dumps(_retarget(body, target.upstream_model))
-        return UpstreamRequest("POST", _url(target, action), _headers(target), payload)
+        return UpstreamRequest("POST", action_url(target, action), request_headers(target), payload)
 
     def usage_from_body(self, body: bytes) -> Usage | None:
         return gemini_usage_from_body(body)

@@ -27,7 +27,7 @@ from switchgate.dialects.openai_media.requests import (
 from switchgate.errors import invalid
 from switchgate.providers.base import Target, UpstreamRequest
 from switchgate.providers.embeddings import openai_reply
-from switchgate.providers.gemini import build_embed_request, parse_embed_response
+from switchgate.providers.gemini_embed import build_embed_request, parse_embed_response
 from switchgate.providers.openai_media import OPENAI_KINDS, body_usage, passthrough_json
 from switchgate.relay.asgi import Receive, Scope, Send
 from switchgate.relay.gate import parse_json_object

@@ -18,12 +18,8 @@ from switchgate.core.usage import Usage
 from switchgate.dialects.gemini_generate import gemini_to_core_request
 from switchgate.errors import ErrorKind, GatewayError
 from switchgate.providers.base import ChatProvider, Target, UpstreamRequest
-from switchgate.providers.gemini import (
-    GeminiProvider,
-    build_embed_request,
-    build_gemini_body,
-    parse_embed_response,
-)
+from switchgate.providers.gemini import GeminiProvider, build_gemini_body
+from switchgate.providers.gemini_embed import build_embed_request, parse_embed_response
 from switchgate.providers.gemini_stream import GeminiSseToArray
 from tests.unit.gemini_golden_support import cases, check, from_json, ids, load, to_json
 

@@ -1,6 +1,6 @@
-"""Upstream-client evidence: how much CPU aiohttp and httpx spend per request against
-the fake upstream (one process, one CPU, 64 concurrent requests), and a bare asyncio
-protocol client as the floor.
+"""Upstream-client evidence: how much CPU aiohttp, httpx and switchgate's own client
+(`switchgate/relay/http1.py`) spend per request against the fake upstream (one process,
+one CPU, 1 and 64 concurrent requests), and a bare asyncio protocol client as the floor.
 
     .venv/bin/python -m bench.clients
 """
@@ -66,6 +66,28 @@ async def bench_httpx(url: str, concurrency: int, seconds: float) -> int:
         return await _drive(call, concurrency, seconds)
 
 
+async def bench_switchgate(url: str, concurrency: int, seconds: float) -> int:
+    from switchgate.providers.base import UpstreamRequest
+    from switchgate.relay.upstream import UpstreamClient, read_all
+    from switchgate.settings import Timeouts
+
+    client = UpstreamClient(Timeouts())
+    await client.start()
+    request = UpstreamRequest("POST", url, HEADERS, BODY)
+
+    async def call() -> None:
+        response = await client.send(request)
+        try:
+            await read_all(response)
+        finally:
+            response.release()
+
+    try:
+        return await _drive(call, concurrency, seconds)
+    finally:
+        await client.close()
+
+
 async def bench_raw(url: str, concurrency: int, seconds: float) -> int:
     host, port = url.split("//")[1].split("/")[0].split(":")
     head = f"POST {PATH} HTTP/1.1\r\nhost: {host}\r\ncontent-type: application/json\r\n"
@@ -102,7 +124,12 @@ def main() -> int:
     url = f"http://127.0.0.1:{port}{PATH}"
     results: dict[str, Any] = {}
     try:
-        for name, fn in (("aiohttp", bench_aiohttp), ("httpx", bench_httpx), ("raw", bench_raw)):
+        for name, fn in (
+            ("aiohttp", bench_aiohttp),
+            ("httpx", bench_httpx),
+            ("switchgate", bench_switchgate),
+            ("raw", bench_raw),
+        ):
             for concurrency in (1, 64):
                 cpu0, t0 = time.process_time(), time.perf_counter()
                 box = _box(fn, url, concurrency)
@@ -112,7 +139,7 @@ def main() -> int:
                     "rps": round(box[0] / wall),
                     "cpu_ms_per_request": round(cpu * 1000 / box[0], 4),
                 }
-                print(f"{name:<8} c={concurrency:<3} {results[f'{name}-c{concurrency}']}")
+                print(f"{name:<10} c={concurrency:<3} {results[f'{name}-c{concurrency}']}")
     finally:
         upstream.stop()
     out = Path("bench/results/clients.json")

@@ -7,8 +7,6 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
-import aiohttp
-
 from switchgate.accounts.auth import Principal
 from switchgate.billing.pricing import Price, estimate_input_tokens, token_cost, token_hold
 from switchgate.core.accumulate import Accumulator
@@ -21,7 +19,7 @@ from switchgate.errors import ErrorKind, GatewayError
 from switchgate.providers.base import ChatProvider, Target
 from switchgate.relay.asgi import SSE_HEADERS, ClientGone, Responder
 from switchgate.relay.outcome import Outcome
-from switchgate.relay.upstream import iter_body, read_all
+from switchgate.relay.upstream import UpstreamResponse, iter_body, read_all
 from switchgate.routing.channels import Channel
 from switchgate.routing.selector import plan
 from switchgate.state import AppState
@@ -169,7 +167,7 @@ async def _relay_whole(
     state: AppState,
     call: ChatCall,
     provider: ChatProvider,
-    response: aiohttp.ClientResponse,
+    response: UpstreamResponse,
     responder: Responder,
     passthrough: bool,
 ) -> None:
@@ -197,7 +195,7 @@ async def _relay_stream(
     state: AppState,
     call: ChatCall,
     provider: ChatProvider,
-    response: aiohttp.ClientResponse,
+    response: UpstreamResponse,
     responder: Responder,
     passthrough: bool,
 ) -> None:
@@ -212,7 +210,7 @@ async def _pass_stream(
     state: AppState,
     call: ChatCall,
     provider: ChatProvider,
-    response: aiohttp.ClientResponse,
+    response: UpstreamResponse,
     responder: Responder,
 ) -> None:
     meter = provider.usage_meter()
@@ -240,7 +238,7 @@ async def _translate_stream(
     state: AppState,
     call: ChatCall,
     provider: ChatProvider,
-    response: aiohttp.ClientResponse,
+    response: UpstreamResponse,
     responder: Responder,
 ) -> None:
     decoder = provider.chat_stream_decoder(call.request)

@@ -19,8 +19,6 @@ from dataclasses import replace
 from decimal import Decimal
 from typing import Final
 
-import aiohttp
-
 from switchgate.billing.media_pricing import (
     PER_MINUTE,
     billable_seconds,
@@ -46,7 +44,7 @@ from switchgate.providers.openai_media import (
 from switchgate.relay.asgi import Receive, Scope, Send
 from switchgate.relay.gate import parse_json_object
 from switchgate.relay.simple import Delivery, Exchange, MediaEndpoint, handle_media
-from switchgate.relay.upstream import read_all
+from switchgate.relay.upstream import UpstreamResponse, read_all
 from switchgate.routing.channels import Channel
 from switchgate.state import AppState
 
@@ -58,7 +56,7 @@ ESTIMATE_BYTES_PER_SECOND: Final = 16_000
 AUDIO_TOKENS_PER_SECOND: Final = 10  # estimated input tokens when a per-token upstream is silent
 
 
-def _headers(response: aiohttp.ClientResponse, default: str) -> list[tuple[bytes, bytes]]:
+def _headers(response: UpstreamResponse, default: str) -> list[tuple[bytes, bytes]]:
     content_type = response.headers.get("content-type", default)
     return [(b"content-type", content_type.encode("latin-1"))]
 
@@ -78,7 +76,7 @@ class SpeechExchange(Exchange):
     def build(self, channel: Channel, target: Target) -> UpstreamRequest:
         return passthrough_json(channel.kind, target, "audio/speech", dict(self.body))
 
-    async def relay(self, delivery: Delivery, response: aiohttp.ClientResponse) -> None:
+    async def relay(self, delivery: Delivery, response: UpstreamResponse) -> None:
         try:
             await delivery.stream(response, _headers(response, "audio/mpeg"))
         finally:
@@ -129,7 +127,7 @@ class TranscriptionExchange(Exchange):
             )
         delivery.bill(transcription_cost(delivery.price, whole_seconds, usage), usage)
 
-    async def relay(self, delivery: Delivery, response: aiohttp.ClientResponse) -> None:
+    async def relay(self, delivery: Delivery, response: UpstreamResponse) -> None:
         content_type = response.headers.get("content-type", "application/json")
         if content_type.startswith("text/event-stream"):
             stream_meter = StreamUsageMeter()

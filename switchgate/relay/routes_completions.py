@@ -9,8 +9,6 @@ when the upstream reports none, the tokenizer's count of the prompt and the text
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 
-import aiohttp
-
 from switchgate.billing.pricing import Price, token_cost, token_hold
 from switchgate.core.usage import Usage
 from switchgate.dialects.openai_media.requests import (
@@ -31,7 +29,7 @@ from switchgate.relay.asgi import SSE_HEADERS, Receive, Scope, Send
 from switchgate.relay.gate import parse_json_object
 from switchgate.relay.passfilters import OpenAIUsageStripper
 from switchgate.relay.simple import Delivery, Exchange, MediaEndpoint, handle_media
-from switchgate.relay.upstream import read_all
+from switchgate.relay.upstream import UpstreamResponse, read_all
 from switchgate.routing.channels import Channel
 from switchgate.state import AppState
 from switchgate.tokenizer import Tokenizer
@@ -77,7 +75,7 @@ class CompletionsExchange(Exchange):
             channel.kind, target, "completions", dict(self.body), stream_usage=True
         )
 
-    async def relay(self, delivery: Delivery, response: aiohttp.ClientResponse) -> None:
+    async def relay(self, delivery: Delivery, response: UpstreamResponse) -> None:
         tokenizer = delivery.state.tokenizer
         prompts = self.request.prompts
         if not self.request.stream:

@@ -12,8 +12,6 @@ Billed: input tokens x the input price (+ per_request).
 from collections.abc import Mapping
 from typing import Final
 
-import aiohttp
-
 from switchgate import jsonutil
 from switchgate.billing.media_pricing import input_token_cost
 from switchgate.billing.pricing import Price
@@ -32,7 +30,7 @@ from switchgate.providers.openai_media import OPENAI_KINDS, body_usage, passthro
 from switchgate.relay.asgi import Receive, Scope, Send
 from switchgate.relay.gate import parse_json_object
 from switchgate.relay.simple import Delivery, Exchange, MediaEndpoint, handle_media, unreadable
-from switchgate.relay.upstream import read_all
+from switchgate.relay.upstream import UpstreamResponse, read_all
 from switchgate.routing.channels import Channel
 from switchgate.state import AppState
 from switchgate.tokenizer import Tokenizer
@@ -74,7 +72,7 @@ class EmbeddingsExchange(Exchange):
             return build_embed_request(texts, target, self.request.dimensions)
         return passthrough_json(channel.kind, target, "embeddings", dict(self.body))
 
-    async def relay(self, delivery: Delivery, response: aiohttp.ClientResponse) -> None:
+    async def relay(self, delivery: Delivery, response: UpstreamResponse) -> None:
         data = await read_all(response)
         if delivery.channel.kind == "gemini":
             vectors = parse_embed_response(data)

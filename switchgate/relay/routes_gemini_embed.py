@@ -9,8 +9,6 @@ the tokens counted by the tokenizer unless an OpenAI upstream reports them.
 
 from collections.abc import Callable, Mapping
 
-import aiohttp
-
 from switchgate import jsonutil
 from switchgate.billing.media_pricing import input_token_cost
 from switchgate.billing.pricing import Price
@@ -28,7 +26,7 @@ from switchgate.providers.openai_media import OPENAI_KINDS, json_request
 from switchgate.relay.asgi import Receive, Scope, Send
 from switchgate.relay.gate import parse_json_object
 from switchgate.relay.simple import Delivery, Exchange, MediaEndpoint, handle_media, unreadable
-from switchgate.relay.upstream import read_all
+from switchgate.relay.upstream import UpstreamResponse, read_all
 from switchgate.routing.channels import Channel
 from switchgate.state import AppState
 
@@ -58,7 +56,7 @@ class GeminiEmbedExchange(Exchange):
         body = openai_body(self.call.texts, target.upstream_model, self.call.dimensions)
         return json_request(channel.kind, target, "embeddings", body)
 
-    async def relay(self, delivery: Delivery, response: aiohttp.ClientResponse) -> None:
+    async def relay(self, delivery: Delivery, response: UpstreamResponse) -> None:
         data = await read_all(response)
         reported: Usage | None = None
         if delivery.channel.kind != "gemini":

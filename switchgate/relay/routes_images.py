@@ -11,8 +11,6 @@ or by the upstream's token usage when the price has no image keys.
 from collections.abc import Mapping
 from typing import Final
 
-import aiohttp
-
 from switchgate.billing.media_pricing import image_cost, image_hold
 from switchgate.billing.pricing import Price
 from switchgate.core.usage import Usage
@@ -30,7 +28,7 @@ from switchgate.providers.openai_media import (
 from switchgate.relay.asgi import Receive, Scope, Send
 from switchgate.relay.gate import parse_json_object
 from switchgate.relay.simple import Delivery, Exchange, MediaEndpoint, handle_media
-from switchgate.relay.upstream import read_all
+from switchgate.relay.upstream import UpstreamResponse, read_all
 from switchgate.routing.channels import Channel
 from switchgate.state import AppState
 
@@ -69,7 +67,7 @@ class ImagesExchange(Exchange):
         assert self.body is not None
         return passthrough_json(channel.kind, target, "images/generations", dict(self.body))
 
-    async def relay(self, delivery: Delivery, response: aiohttp.ClientResponse) -> None:
+    async def relay(self, delivery: Delivery, response: UpstreamResponse) -> None:
         content_type = response.headers.get("content-type", "application/json")
         if content_type.startswith("text/event-stream"):
             await self._relay_stream(delivery, response, content_type)
@@ -88,7 +86,7 @@ class ImagesExchange(Exchange):
         await delivery.whole(data, content_type)
 
     async def _relay_stream(
-        self, delivery: Delivery, response: aiohttp.ClientResponse, content_type: str
+        self, delivery: Delivery, response: UpstreamResponse, content_type: str
     ) -> None:
         meter = ImageStreamMeter()
         try:

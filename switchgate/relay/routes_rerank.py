@@ -8,8 +8,6 @@ document, plus the documents).
 
 from collections.abc import Mapping
 
-import aiohttp
-
 from switchgate import jsonutil
 from switchgate.billing.media_pricing import input_token_cost
 from switchgate.billing.pricing import Price
@@ -25,7 +23,7 @@ from switchgate.providers.rerank import (
 from switchgate.relay.asgi import Receive, Scope, Send
 from switchgate.relay.gate import parse_json_object
 from switchgate.relay.simple import Delivery, Exchange, MediaEndpoint, handle_media
-from switchgate.relay.upstream import read_all
+from switchgate.relay.upstream import UpstreamResponse, read_all
 from switchgate.routing.channels import Channel
 from switchgate.state import AppState
 
@@ -54,7 +52,7 @@ class RerankExchange(Exchange):
     def build(self, channel: Channel, target: Target) -> UpstreamRequest:
         return build_rerank(channel.kind, target, self.request)
 
-    async def relay(self, delivery: Delivery, response: aiohttp.ClientResponse) -> None:
+    async def relay(self, delivery: Delivery, response: UpstreamResponse) -> None:
         result = parse_rerank_answer(await read_all(response), self.request)
         if result.tokens is not None:
             usage = Usage(input_tokens=result.tokens)

@@ -15,8 +15,6 @@ kind of channel for this one call and how to relay and bill the answer.
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-import aiohttp
-
 from switchgate.accounts.auth import Principal
 from switchgate.billing.pricing import Price
 from switchgate.core.usage import Usage
@@ -41,7 +39,7 @@ from switchgate.relay.chat_route import finishing
 from switchgate.relay.disconnect import cancel_on_disconnect
 from switchgate.relay.gate import admit, bearer_token, new_request_id
 from switchgate.relay.outcome import Outcome
-from switchgate.relay.upstream import iter_body, read_all
+from switchgate.relay.upstream import UpstreamResponse, iter_body, read_all
 from switchgate.routing.channels import Channel
 from switchgate.routing.selector import plan
 from switchgate.state import AppState
@@ -69,7 +67,7 @@ class Delivery:
 
     async def stream(
         self,
-        response: aiohttp.ClientResponse,
+        response: UpstreamResponse,
         headers: list[tuple[bytes, bytes]],
         *,
         meter: Callable[[bytes], None] | None = None,
@@ -115,7 +113,7 @@ class Exchange:
     def build(self, channel: Channel, target: Target) -> UpstreamRequest:
         raise NotImplementedError
 
-    async def relay(self, delivery: Delivery, response: aiohttp.ClientResponse) -> None:
+    async def relay(self, delivery: Delivery, response: UpstreamResponse) -> None:
         """Answer the client from a successful upstream response and call delivery.bill()
         (in a `finally` when streaming, so a cut stream is still billed)."""
         raise NotImplementedError

@@ -1,65 +1,86 @@
-"""All network calls to upstreams go through here: one pooled keep-alive client,
-deadlines on connect, first byte, idle gaps and the whole call."""
+"""All network calls to upstreams go through here: pooled keep-alive HTTP/1.1
+connections (`http_pool.py`), deadlines on connect, first byte, idle gaps and the whole
+call, and every failure turned into a GatewayError. WebSockets (Realtime) use aiohttp,
+imported only when a Realtime session first opens."""
 
 import asyncio
 from collections.abc import AsyncIterator
-
-import aiohttp
+from typing import TYPE_CHECKING
 
 from switchgate.errors import ErrorKind, GatewayError
 from switchgate.providers.base import UpstreamRequest
+from switchgate.relay.http1 import TotalTimeout, UpstreamConnectionError, UpstreamResponse
+from switchgate.relay.http_pool import BadUpstreamURL, ConnectionPool, HeaderInjection
 from switchgate.settings import Timeouts
+
+if TYPE_CHECKING:
+    import aiohttp
+
+__all__ = ["UpstreamClient", "UpstreamResponse", "iter_body", "read_all"]
 
 
 class UpstreamClient:
     def __init__(self, timeouts: Timeouts) -> None:
         self._timeouts = timeouts
-        self._session: aiohttp.ClientSession | None = None
+        self._pool: ConnectionPool | None = None
+        self._ws_session: aiohttp.ClientSession | None = None
 
     async def start(self) -> None:
-        connector = aiohttp.TCPConnector(
-            limit=0, ttl_dns_cache=300, keepalive_timeout=75, enable_cleanup_closed=True
-        )
-        timeout = aiohttp.ClientTimeout(
-            total=self._timeouts.total,
-            sock_connect=self._timeouts.connect,
-            sock_read=self._timeouts.idle,
-        )
-        self._session = aiohttp.ClientSession(
-            connector=connector, timeout=timeout, auto_decompress=True, trust_env=False
-        )
+        self._pool = ConnectionPool(self._timeouts.connect)
 
     async def close(self) -> None:
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
+        if self._pool is not None:
+            await self._pool.close()
+            self._pool = None
+        if self._ws_session is not None:
+            await self._ws_session.close()
+            self._ws_session = None
 
-    async def send(self, request: UpstreamRequest) -> aiohttp.ClientResponse:
-        """Send and wait for the response headers (the first-byte deadline)."""
-        assert self._session is not None, "UpstreamClient.start() was not called"
+    async def send(self, request: UpstreamRequest) -> UpstreamResponse:
+        """Send and wait for the response headers (the first-byte deadline, which also
+        covers connecting). The whole call, body included, has the total deadline."""
+        assert self._pool is not None, "UpstreamClient.start() was not called"
+        timeouts = self._timeouts
         try:
-            async with asyncio.timeout(self._timeouts.first_byte):
-                return await self._session.request(
-                    request.method, request.url, headers=request.headers, data=request.body
-                )
+            response = await self._pool.request(
+                request.method,
+                request.url,
+                request.headers,
+                request.body,
+                first_byte_timeout=timeouts.first_byte,
+                idle_timeout=timeouts.idle,
+                total_timeout=timeouts.total,
+            )
         except TimeoutError as exc:
             raise GatewayError(
                 ErrorKind.UPSTREAM_TIMEOUT, "The upstream did not answer in time."
             ) from exc
-        except aiohttp.ClientError as exc:
+        except UpstreamConnectionError as exc:
             raise GatewayError(
-                ErrorKind.UPSTREAM_ERROR, f"Could not reach the upstream ({type(exc).__name__})."
+                ErrorKind.UPSTREAM_ERROR, f"Could not reach the upstream ({exc})."
             ) from exc
+        except BadUpstreamURL as exc:
+            raise GatewayError(
+                ErrorKind.UPSTREAM_ERROR, "The channel's base URL is not a valid http(s) URL."
+            ) from exc
+        except HeaderInjection as exc:
+            raise GatewayError(
+                ErrorKind.INVALID_REQUEST, "A forwarded header contains a line break."
+            ) from exc
+        return response
 
     async def ws_connect(
         self, url: str, headers: dict[str, str]
-    ) -> aiohttp.ClientWebSocketResponse:
+    ) -> "aiohttp.ClientWebSocketResponse":
         """Open a WebSocket to an upstream (Realtime). The handshake has the first-byte
         deadline; the open socket has no idle deadline (sessions may be quiet for long)."""
-        assert self._session is not None, "UpstreamClient.start() was not called"
+        import aiohttp
+
+        if self._ws_session is None:
+            self._ws_session = aiohttp.ClientSession(trust_env=False)
         try:
             async with asyncio.timeout(self._timeouts.first_byte):
-                return await self._session.ws_connect(
+                return await self._ws_session.ws_connect(
                     url,
                     headers=headers,
                     max_msg_size=0,
@@ -81,29 +102,30 @@ class UpstreamClient:
             ) from exc
 
 
-async def iter_body(response: aiohttp.ClientResponse) -> AsyncIterator[bytes]:
+def _body_error(exc: Exception, timeout_message: str) -> GatewayError:
+    if isinstance(exc, TotalTimeout):
+        return GatewayError(
+            ErrorKind.UPSTREAM_TIMEOUT, "The upstream did not finish within the time limit."
+        )
+    if isinstance(exc, TimeoutError):
+        return GatewayError(ErrorKind.UPSTREAM_TIMEOUT, timeout_message)
+    return GatewayError(ErrorKind.UPSTREAM_ERROR, "The upstream connection was interrupted.")
+
+
+async def iter_body(response: UpstreamResponse) -> AsyncIterator[bytes]:
     """Chunks as they arrive; an upstream cut or idle timeout becomes a GatewayError."""
-    try:
-        async for chunk in response.content.iter_any():
-            yield chunk
-    except TimeoutError as exc:
-        raise GatewayError(
-            ErrorKind.UPSTREAM_TIMEOUT, "The upstream stopped sending (idle timeout)."
-        ) from exc
-    except aiohttp.ClientError as exc:
-        raise GatewayError(
-            ErrorKind.UPSTREAM_ERROR, "The upstream connection was interrupted."
-        ) from exc
+    while True:
+        try:
+            chunk = await response.next_chunk()
+        except (TimeoutError, UpstreamConnectionError) as exc:
+            raise _body_error(exc, "The upstream stopped sending (idle timeout).") from exc
+        if not chunk:
+            return
+        yield chunk
 
 
-async def read_all(response: aiohttp.ClientResponse) -> bytes:
+async def read_all(response: UpstreamResponse) -> bytes:
     try:
         return await response.read()
-    except TimeoutError as exc:
-        raise GatewayError(
-            ErrorKind.UPSTREAM_TIMEOUT, "The upstream did not finish in time."
-        ) from exc
-    except aiohttp.ClientError as exc:
-        raise GatewayError(
-            ErrorKind.UPSTREAM_ERROR, "The upstream connection was interrupted."
-        ) from exc
+    except (TimeoutError, UpstreamConnectionError) as exc:
+        raise _body_error(exc, "The upstream did not finish in time.") from exc

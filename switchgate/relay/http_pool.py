@@ -2,6 +2,7 @@
 headers written on them. See `http1.py` for the connection itself."""
 
 import asyncio
+import os
 import ssl
 from collections.abc import Hashable
 from dataclasses import dataclass
@@ -80,13 +81,18 @@ def request_head(
 class ConnectionPool:
     """Idle keep-alive connections per origin, most recently used first."""
 
-    def __init__(self, connect_timeout: float, keepalive_seconds: float = 60.0) -> None:
+    def __init__(
+        self,
+        connect_timeout: float,
+        keepalive_seconds: float = 60.0,
+        tls: ssl.SSLContext | None = None,
+    ) -> None:
         self._connect_timeout = connect_timeout
         self._keepalive = keepalive_seconds
         self._idle: dict[Hashable, list[Http1Connection]] = {}
         self._all: set[Http1Connection] = set()
         self._urls: dict[str, ParsedURL] = {}
-        self._tls: ssl.SSLContext | None = None
+        self._tls = tls  # default: the system's trust store, created when first needed
 
     def parse(self, url: str) -> ParsedURL:
         parsed = self._urls.get(url)
@@ -162,7 +168,9 @@ class ConnectionPool:
                     server_hostname=origin.host if tls else None,
                 )
         except OSError as exc:
-            raise UpstreamConnectionError(f"connect failed: {exc.strerror or exc}") from exc
+            raise UpstreamConnectionError(
+                f"connect failed: {os.strerror(exc.errno) if exc.errno else type(exc).__name__}"
+            ) from exc
         except ssl.SSLError as exc:
             raise UpstreamConnectionError(f"TLS failed: {exc.reason}") from exc
         self._all.add(conn)

@@ -121,6 +121,23 @@ def _start(target: str, work: Path, upstream_url: str, cpus: set[int], workers: 
     return start_litellm(work, upstream_url, cpus, workers, label)
 
 
+def _profiler(
+    proc: Proc | None, seconds: float, out: Path | None
+) -> subprocess.Popen[bytes] | None:
+    """py-spy on the gateway's (first) worker for one scenario, if asked for."""
+    if out is None or proc is None:
+        return None
+    py_spy = Path(sys.executable).parent / "py-spy"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    command = [str(py_spy), "record", "--pid", str(proc.worker_pids()[0]), "--rate", "250"]
+    command += ["--duration", str(int(seconds + 1)), "--format", "raw", "--output", str(out)]
+    return subprocess.Popen(
+        command,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
 def run_target(
     target: str,
     scenarios: list[Scenario],
@@ -130,6 +147,7 @@ def run_target(
     upstream_port: int,
     duration: float,
     warmup: float,
+    profile_dir: Path | None = None,
 ) -> dict[str, Any]:
     _, one_cpu, all_cpus = _cpus()
     upstream_url = f"http://127.0.0.1:{upstream_port}"
@@ -160,7 +178,14 @@ def run_target(
         try:
             for scenario in batch:
                 request = request_bytes(scenario, direct=target == "direct", token=running.token)
+                spy = _profiler(
+                    running.proc,
+                    duration + warmup,
+                    profile_dir / f"{target}-{scenario.name}.txt" if profile_dir else None,
+                )
                 result = _load(running, request, scenario, duration, warmup, cpu_proc)
+                if spy is not None:
+                    spy.wait()
                 result["memory"] = _memory(running.proc)
                 out["scenarios"][scenario.name] = result
                 print(f"  {target:<10} {report.one_line(scenario.name, result)}", flush=True)
@@ -264,6 +289,9 @@ def main(argv: list[str] | None = None) -> int:
         "--install-litellm", action="store_true", help="pip install litellm[proxy] first"
     )
     parser.add_argument(
+        "--profile", type=Path, metavar="DIR", help="py-spy each gateway scenario into DIR"
+    )
+    parser.add_argument(
         "--merge-into", type=Path, help="add these results to an earlier result file"
     )
     args = parser.parse_args(argv)
@@ -308,6 +336,7 @@ def main(argv: list[str] | None = None) -> int:
                 upstream_port=upstream_port,
                 duration=duration,
                 warmup=warmup,
+                profile_dir=args.profile,
             )
     finally:
         upstream.stop()

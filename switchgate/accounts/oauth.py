@@ -9,17 +9,16 @@ GitHub Enterprise) can point them elsewhere; Google's come from OpenID discovery
 import secrets
 import time
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import httpx
-from authlib.integrations.httpx_client import AsyncOAuth2Client
-from joserfc import jwt
-from joserfc.errors import JoseError
-from joserfc.jwk import KeySet
 
 from switchgate import jsonutil
 from switchgate.accounts.identities import ProviderIdentity
 from switchgate.accounts.site_settings import SiteSettings
+
+if TYPE_CHECKING:  # Authlib and joserfc load on the first OAuth sign-in, not at start-up
+    from authlib.integrations.httpx_client import AsyncOAuth2Client
 
 PROVIDERS: Final = ("github", "google")
 PENDING_TTL_SECONDS: Final = 600
@@ -107,7 +106,9 @@ async def load_provider(site: SiteSettings, name: str) -> Provider | None:
     )
 
 
-def _client(provider: Provider, redirect_uri: str, token: Any = None) -> AsyncOAuth2Client:
+def _client(provider: Provider, redirect_uri: str, token: Any = None) -> "AsyncOAuth2Client":
+    from authlib.integrations.httpx_client import AsyncOAuth2Client
+
     return AsyncOAuth2Client(
         client_id=provider.client_id,
         client_secret=provider.client_secret,
@@ -178,6 +179,10 @@ async def finish(
 
 
 async def _id_token_claims(provider: Provider, id_token: Any, nonce: str) -> dict[str, Any]:
+    from joserfc import jwt
+    from joserfc.errors import JoseError
+    from joserfc.jwk import KeySet
+
     if not isinstance(id_token, str):
         raise OAuthError("the provider sent no id_token")
     keys = KeySet.import_key_set(await _get_json(provider.jwks_uri or ""))

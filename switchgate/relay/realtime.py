@@ -18,10 +18,8 @@
 import asyncio
 import logging
 import time
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import parse_qs, quote
-
-import aiohttp
 
 from switchgate import jsonutil
 from switchgate.accounts.auth import Principal
@@ -38,6 +36,9 @@ from switchgate.routing.channels import Channel
 from switchgate.routing.selector import plan
 from switchgate.state import AppState
 from switchgate.storage.db import now_ms
+
+if TYPE_CHECKING:
+    import aiohttp
 
 log = logging.getLogger("switchgate.realtime")
 
@@ -82,7 +83,7 @@ async def _deny(scope: Scope, send: Send, err: GatewayError) -> None:
 
 async def _connect_upstream(
     state: AppState, model: str, headers: dict[str, str]
-) -> tuple[aiohttp.ClientWebSocketResponse, Channel, str]:
+) -> tuple["aiohttp.ClientWebSocketResponse", Channel, str]:
     channels = [c for c in state.catalog.channels_by_model.get(model, ()) if c.kind == "openai"]
     last_error: GatewayError | None = None
     for channel in plan(tuple(channels), state.health, state.rng):
@@ -177,7 +178,7 @@ class _Session:
         self._since = time.perf_counter()
         self._since_ms = now_ms()
 
-    async def run(self, upstream: aiohttp.ClientWebSocketResponse) -> None:
+    async def run(self, upstream: "aiohttp.ClientWebSocketResponse") -> None:
         tasks = {
             asyncio.create_task(self._from_client(upstream)),
             asyncio.create_task(self._from_upstream(upstream)),
@@ -195,7 +196,7 @@ class _Session:
                 except Exception:  # the client may already be gone
                     pass
 
-    async def _from_client(self, upstream: aiohttp.ClientWebSocketResponse) -> None:
+    async def _from_client(self, upstream: "aiohttp.ClientWebSocketResponse") -> None:
         while True:
             message = await self._receive()
             kind = message["type"]
@@ -212,14 +213,16 @@ class _Session:
             elif message.get("bytes") is not None:
                 await upstream.send_bytes(message["bytes"])
 
-    async def _from_upstream(self, upstream: aiohttp.ClientWebSocketResponse) -> None:
+    async def _from_upstream(self, upstream: "aiohttp.ClientWebSocketResponse") -> None:
+        from aiohttp import WSMsgType  # loaded once a session runs, not at start-up
+
         async for message in upstream:
-            if message.type == aiohttp.WSMsgType.TEXT:
+            if message.type == WSMsgType.TEXT:
                 text: str = message.data
                 await self._send({"type": "websocket.send", "text": text})
                 if '"response.done"' in text and not await self._bill(text):
                     return
-            elif message.type == aiohttp.WSMsgType.BINARY:
+            elif message.type == WSMsgType.BINARY:
                 await self._send({"type": "websocket.send", "bytes": message.data})
             else:
                 return

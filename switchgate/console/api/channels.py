@@ -60,7 +60,7 @@ async def list_channels(request: Request, actor: Actor) -> dict[str, Any]:
                 "health": "cooling down" if c.id in cooling else "ok",
             }
             for c in loaded
-        ]
+        ],
     }
 
 

@@ -19,6 +19,7 @@ from switchgate.providers.anthropic_stream import (
     to_usage,
 )
 from switchgate.providers.base import Target, UpstreamRequest
+from switchgate.providers.forward import forward_json
 
 API_VERSION: Final = "2023-06-01"
 _CLIENT_STATUSES: Final = frozenset({400, 404, 413, 422})
@@ -137,13 +138,17 @@ class AnthropicProvider:
         return GatewayError(kind, message, upstream_status=status)
 
     def build_passthrough(
-        self, body: dict[str, Any], target: Target, headers: Mapping[str, str]
+        self,
+        body: dict[str, Any],
+        target: Target,
+        headers: Mapping[str, str],
+        raw: bytes | None = None,
     ) -> UpstreamRequest:
         forwarded = {**body, "model": target.upstream_model}
         version = headers.get("anthropic-version") or API_VERSION
         out = _headers(target, version, headers.get("anthropic-beta"))
         return UpstreamRequest(
-            "POST", messages_url(target.base_url), out, jsonutil.dumps(forwarded)
+            "POST", messages_url(target.base_url), out, forward_json(raw, body, forwarded)
         )
 
     def usage_from_body(self, body: bytes) -> Usage | None:

@@ -71,11 +71,16 @@ class ChatProvider(Protocol):
     def classify_error(self, status: int, body: bytes) -> GatewayError: ...
 
     def build_passthrough(
-        self, body: dict[str, Any], target: Target, headers: Mapping[str, str]
+        self,
+        body: dict[str, Any],
+        target: Target,
+        headers: Mapping[str, str],
+        raw: bytes | None = None,
     ) -> UpstreamRequest:
         """Forward a same-dialect body with only the model (and, for streams, usage
         reporting) rewritten. `headers` are the client's, lower-cased, for the few
-        that pass through (e.g. anthropic-beta)."""
+        that pass through (e.g. anthropic-beta). `raw`, the bytes `body` was parsed
+        from, is forwarded as it is when nothing changes (providers/forward.py)."""
         ...
 
     def usage_from_body(self, body: bytes) -> Usage | None:

@@ -33,6 +33,7 @@ from switchgate.core.usage import Usage
 from switchgate.dialects.gemini_generate.encode import model_parts
 from switchgate.errors import GatewayError, invalid
 from switchgate.providers.base import StreamDecoder, Target, UpstreamRequest, UsageMeter
+from switchgate.providers.forward import forward_json
 from switchgate.providers.gemini_stream import (
     GeminiStreamDecoder,
     GeminiUsageMeter,
@@ -374,7 +375,11 @@ class GeminiProvider:
         return classify_gemini_error(status, body)
 
     def build_passthrough(
-        self, body: dict[str, Any], target: Target, headers: Mapping[str, str]
+        self,
+        body: dict[str, Any],
+        target: Target,
+        headers: Mapping[str, str],
+        raw: bytes | None = None,
     ) -> UpstreamRequest:
         """Same action the client called (`headers[":action"]`, default generateContent);
         streams always go upstream with `alt=sse`, whatever the client's `:alt` (a client
@@ -382,7 +387,7 @@ class GeminiProvider:
         action = headers.get(":action") or "generateContent"
         if not re.fullmatch(r"[A-Za-z]+", action):
             raise invalid(f"unsupported action {action!r}")
-        payload = jsonutil.dumps(_retarget(body, target.upstream_model))
+        payload = forward_json(raw, body, _retarget(body, target.upstream_model))
         return UpstreamRequest("POST", action_url(target, action), request_headers(target), payload)
 
     def usage_from_body(self, body: bytes) -> Usage | None:

@@ -15,6 +15,7 @@ from switchgate.core.usage import Usage
 from switchgate.errors import GatewayError
 from switchgate.jsonutil import JSONDecodeError, dumps, loads
 from switchgate.providers.base import Target, UpstreamRequest
+from switchgate.providers.forward import forward_json
 from switchgate.providers.openai_request import build_openai_body
 from switchgate.providers.openai_response import (
     classify_openai_error,
@@ -39,12 +40,16 @@ class OpenAIProvider:
     def auth_headers(self, target: Target) -> dict[str, str]:
         return {"authorization": f"Bearer {target.api_key}"}
 
-    def _request(self, target: Target, body: dict[str, Any]) -> UpstreamRequest:
+    def _request(
+        self, target: Target, body: dict[str, Any], payload: bytes | None = None
+    ) -> UpstreamRequest:
         headers = {**self.auth_headers(target), "content-type": "application/json"}
         if body.get("stream") is True:
             headers["accept"] = "text/event-stream"
         headers.update(target.extra_headers)
-        return UpstreamRequest("POST", self.chat_url(target), headers, dumps(body))
+        return UpstreamRequest(
+            "POST", self.chat_url(target), headers, payload if payload else dumps(body)
+        )
 
     def build_chat_request(self, request: ChatRequest, target: Target) -> UpstreamRequest:
         return self._request(target, build_openai_body(request, target.upstream_model))
@@ -59,7 +64,11 @@ class OpenAIProvider:
         return classify_openai_error(status, body)
 
     def build_passthrough(
-        self, body: dict[str, Any], target: Target, headers: Mapping[str, str]
+        self,
+        body: dict[str, Any],
+        target: Target,
+        headers: Mapping[str, str],
+        raw: bytes | None = None,
     ) -> UpstreamRequest:
         """The client's body with `model` rewritten and, for streams, usage forced on.
 
@@ -74,7 +83,7 @@ class OpenAIProvider:
                 **(options if isinstance(options, dict) else {}),
                 "include_usage": True,
             }
-        return self._request(target, out)
+        return self._request(target, out, forward_json(raw, body, out))
 
     def usage_from_body(self, body: bytes) -> Usage | None:
         try:

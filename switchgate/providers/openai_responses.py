@@ -12,8 +12,9 @@ from typing import Any
 from switchgate.core.content import OutputPart, TextPart, ThinkingPart, ToolCallPart
 from switchgate.core.response import ChatResponse, FinishReason
 from switchgate.core.usage import Usage
-from switchgate.jsonutil import JSONDecodeError, dumps, loads
+from switchgate.jsonutil import JSONDecodeError, loads
 from switchgate.providers.base import Target, UpstreamRequest
+from switchgate.providers.forward import forward_json
 from switchgate.providers.sse import SSEParser
 
 _TERMINAL = frozenset({"response.completed", "response.incomplete", "response.failed"})
@@ -28,7 +29,9 @@ _TEXT_DELTAS = frozenset(
 )
 
 
-def build_responses_passthrough(body: dict[str, Any], target: Target) -> UpstreamRequest:
+def build_responses_passthrough(
+    body: dict[str, Any], target: Target, raw: bytes | None = None
+) -> UpstreamRequest:
     """The client's body with `model` rewritten (a shallow copy), sent to `{base}/responses`."""
     out = {**body, "model": target.upstream_model}
     headers = {"authorization": f"Bearer {target.api_key}", "content-type": "application/json"}
@@ -36,7 +39,7 @@ def build_responses_passthrough(body: dict[str, Any], target: Target) -> Upstrea
         headers["accept"] = "text/event-stream"
     headers.update(target.extra_headers)
     url = target.base_url.rstrip("/") + "/responses"
-    return UpstreamRequest("POST", url, headers, dumps(out))
+    return UpstreamRequest("POST", url, headers, forward_json(raw, body, out))
 
 
 def _int(container: Any, key: str) -> int:

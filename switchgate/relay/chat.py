@@ -38,7 +38,7 @@ class ChatCall:
     dialect: ChatDialect
     request: ChatRequest  # validated, canonical
     body: dict[str, Any]  # the client's parsed body, for passthrough
-    body_size: int
+    raw: bytes  # the bytes it was parsed from
     headers: Mapping[str, str]
     principal: Principal
     outcome: Outcome
@@ -72,7 +72,7 @@ async def run_chat(state: AppState, call: ChatCall, responder: Responder) -> Non
     price = state.catalog.prices[call.request.model]
     user_id = call.principal.user_id
     max_out = call.request.sampling.max_tokens or state.settings.default_hold_output_tokens
-    hold = token_hold(price, estimate_input_tokens(call.body_size), max_out)
+    hold = token_hold(price, estimate_input_tokens(len(call.raw)), max_out)
     await state.book.hold(user_id, hold)
     try:
         await _attempt_channels(state, call, responder)
@@ -101,7 +101,7 @@ async def _attempt_channels(state: AppState, call: ChatCall, responder: Responde
         target = target_for(channel, model)
         passthrough = provider.dialect == call.dialect.name
         if passthrough:
-            upstream_request = provider.build_passthrough(call.body, target, call.headers)
+            upstream_request = provider.build_passthrough(call.body, target, call.headers, call.raw)
         else:
             upstream_request = provider.build_chat_request(
                 replace(call.request, model=target.upstream_model), target

@@ -98,7 +98,7 @@ async def handle_chat(
             dialect=dialect,
             request=request,
             body=body,
-            body_size=len(raw),
+            raw=raw,
             headers=headers,
             principal=principal,
             outcome=outcome,

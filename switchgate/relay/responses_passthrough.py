@@ -59,9 +59,13 @@ class ResponsesNative:
         return self.meter.final if self.meter is not None else None
 
     def build_passthrough(
-        self, body: dict[str, Any], target: Target, headers: Mapping[str, str]
+        self,
+        body: dict[str, Any],
+        target: Target,
+        headers: Mapping[str, str],
+        raw: bytes | None = None,
     ) -> UpstreamRequest:
-        return build_responses_passthrough(body, target)
+        return build_responses_passthrough(body, target, raw)
 
     def usage_from_body(self, body: bytes) -> Usage | None:
         data = parse_response_object(body)

@@ -109,7 +109,7 @@ async def create(state: AppState, scope: Scope, receive: Receive, send: Send) ->
         principal = await admit(state, bearer_token(headers), outcome.client_ip)
         outcome.user_id, outcome.token_id = principal.user_id, principal.token_id
         raw = await read_body(receive, state.settings.max_body_bytes)
-        body = parse_json_object(raw)
+        body = parsed = parse_json_object(raw)
         items = input_items(body)
         previous = body.get("previous_response_id")
         if previous is not None:
@@ -155,7 +155,7 @@ async def create(state: AppState, scope: Scope, receive: Receive, send: Send) ->
             dialect=dialect,
             request=request,
             body=upstream_body,
-            body_size=len(raw) if previous is None else len(jsonutil.dumps(upstream_body)),
+            raw=raw if upstream_body == parsed else jsonutil.dumps(upstream_body),
             headers=headers,
             principal=principal,
             outcome=outcome,

@@ -26,10 +26,26 @@ class Sample:
     error: str | None = None
 
 
+class InFlight:
+    """How many requests are open at once (sent, answer not complete), and the peak."""
+
+    __slots__ = ("now", "peak")
+
+    def __init__(self) -> None:
+        self.now = 0
+        self.peak = 0
+
+    def up(self) -> None:
+        self.now += 1
+        if self.now > self.peak:
+            self.peak = self.now
+
+
 class Conn(asyncio.Protocol):
     """One keep-alive client connection; `request()` sends and resolves with a Sample."""
 
-    def __init__(self) -> None:
+    def __init__(self, in_flight: InFlight | None = None) -> None:
+        self.in_flight = in_flight or InFlight()
         self.transport: asyncio.Transport | None = None
         self.closed = False
         self.future: asyncio.Future[Sample] | None = None
@@ -54,6 +70,7 @@ class Conn(asyncio.Protocol):
 
     def _fail(self, error: str) -> None:
         if self.future is not None and not self.future.done():
+            self.in_flight.now -= 1
             now = time.perf_counter()
             self.future.set_result(Sample(self.t0, now, self.status, 0.0, 0, 0.0, error))
         self.future = None
@@ -64,6 +81,7 @@ class Conn(asyncio.Protocol):
         self.buf.clear()
         self.future = asyncio.get_running_loop().create_future()
         self.t0 = time.perf_counter()
+        self.in_flight.up()
         self.transport.write(data)
         return self.future
 
@@ -134,6 +152,7 @@ class Conn(asyncio.Protocol):
         self.in_head = True
         if future is None or future.done():
             return
+        self.in_flight.now -= 1
         body = bytes(self.body)
         events = body.count(b"data:")
         error = None if 200 <= self.status < 300 else f"HTTP {self.status}: {body[:200]!r}"
@@ -160,9 +179,9 @@ class Window:
     marks: dict[str, Any] = field(default_factory=dict)
 
 
-async def _connect(host: str, port: int) -> Conn:
+async def _connect(host: str, port: int, in_flight: InFlight) -> Conn:
     loop = asyncio.get_running_loop()
-    _, conn = await loop.create_connection(Conn, host, port)
+    _, conn = await loop.create_connection(lambda: Conn(in_flight), host, port)
     return conn
 
 
@@ -185,6 +204,7 @@ async def run_load(
     window = Window()
     loop = asyncio.get_running_loop()
     conns: set[Conn] = set()
+    in_flight = InFlight()
     t_begin = time.perf_counter()
     window.start = t_begin + warmup
     window.end = window.start + duration
@@ -204,7 +224,7 @@ async def run_load(
         while time.perf_counter() < window.end:
             if conn is None or conn.closed:
                 try:
-                    conn = await _connect(host, port)
+                    conn = await _connect(host, port, in_flight)
                     conns.add(conn)
                 except OSError as exc:
                     now = time.perf_counter()
@@ -235,6 +255,7 @@ async def run_load(
         task.cancel()
     await asyncio.gather(*pending, return_exceptions=True)
     window.marks["unfinished"] = len(pending)
+    window.marks["in_flight_peak"] = in_flight.peak
     for conn in list(conns):
         if conn.transport is not None:
             conn.transport.abort()
@@ -279,6 +300,7 @@ def summarize(window: Window, *, stream: bool, expect_events: int | None) -> dic
     # Little's law: how many requests were really in flight on average (a saturated load
     # generator keeps fewer than `concurrency` going).
     out["in_flight_mean"] = round(out["rps"] * out["latency_ms"]["mean"] / 1000, 1)
+    out["in_flight_peak"] = window.marks.get("in_flight_peak", 0)
     if stream:
         out["ttfb_ms"] = dist_ms([s.ttfb for s in ok])
         out["ttlb_ms"] = out["latency_ms"]

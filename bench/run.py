@@ -39,6 +39,14 @@ from bench.targets import (
 from bench.upstream import run as run_loop
 
 RESULTS = ROOT / "bench" / "results"
+SOAK_MIX = (
+    "pass-whole-l0-c16",
+    "pass-stream-l0-c16",
+    "messages-to-openai-stream-c64",
+    "openai-to-anthropic-whole-c64",
+    "gemini-to-openai-stream-c64",
+    "large-prompt-c16",
+)
 TARGETS = ("direct", "switchgate", "litellm")
 
 
@@ -235,13 +243,14 @@ def _meta(mode: str, duration: float, warmup: float) -> dict[str, Any]:
 
 
 def soak(seconds: float, work: Path) -> dict[str, Any]:
-    """switchgate alone under steady mixed load; RSS sampled every 10 s."""
+    """switchgate alone under steady load, cycling through pass-through and translated
+    scenarios (whole, streamed, large prompts); RSS sampled after every cycle (~30 s)."""
     load_cpu, one_cpu, _ = _cpus()
     upstream, port = start_upstream(work, load_cpu)
     running = start_switchgate(work, f"http://127.0.0.1:{port}", one_cpu)
     assert running.proc is not None
     samples: list[dict[str, Any]] = [{"t": 0, "memory": _memory(running.proc), "requests": 0}]
-    mix = [s for s in all_scenarios() if s.name in ("pass-whole-l0-c16", "pass-stream-l0-c16")]
+    mix = [s for s in all_scenarios() if s.name in SOAK_MIX]
     started = time.perf_counter()
     total = 0
     try:
@@ -261,7 +270,21 @@ def soak(seconds: float, work: Path) -> dict[str, Any]:
     finally:
         running.proc.stop()
         upstream.stop()
-    return {"seconds": seconds, "samples": samples, "requests": total}
+    return {"seconds": seconds, "samples": samples, "requests": total, **_growth(samples)}
+
+
+def _growth(samples: list[dict[str, Any]]) -> dict[str, Any]:
+    """RSS after the first fifth of the run (warmed up) against the end of it."""
+    rss = [(x["t"], x["memory"][0]["rss_mb"]) for x in samples if x["memory"]]
+    if len(rss) < 3:
+        return {}
+    warm = next(r for t, r in rss if t >= rss[-1][0] / 5)
+    return {
+        "rss_warm_mb": warm,
+        "rss_end_mb": rss[-1][1],
+        "rss_max_mb": max(r for _, r in rss),
+        "growth_after_warmup_mb": round(rss[-1][1] - warm, 1),
+    }
 
 
 def _merge(base: dict[str, Any], new: dict[str, Any]) -> dict[str, Any]:

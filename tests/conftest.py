@@ -297,9 +297,7 @@ def gateway(
     smtp_server: SmtpServer,
     fake_oauth: Process,
 ) -> Iterator[Gateway]:
-    gw = _start_gateway(
-        tmp_path_factory, mock_upstream, None, console_env(smtp_server, fake_oauth)
-    )
+    gw = _start_gateway(tmp_path_factory, mock_upstream, None, console_env(smtp_server, fake_oauth))
     yield gw
     gw.process.stop()
 

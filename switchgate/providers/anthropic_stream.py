@@ -20,6 +20,7 @@ from switchgate.core.events import (
 from switchgate.core.response import FinishReason
 from switchgate.core.usage import Usage
 from switchgate.errors import ErrorKind, GatewayError
+from switchgate.providers.meters import BlockMeter, usage_key_pattern
 from switchgate.providers.sse import SSEEvent, SSEParser
 
 FINISH_REASONS: Final[dict[str, FinishReason]] = {
@@ -237,40 +238,43 @@ def _int(value: Any) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) else -1
 
 
-class AnthropicUsageMeter:
-    """Reads usage (and generated text) from a passed-through Anthropic stream."""
+class AnthropicUsageMeter(BlockMeter):
+    """Reads usage (and generated text) from a passed-through Anthropic stream: usage from
+    `message_start` and `message_delta` as they come, the text lazily (providers.meters)."""
+
+    usage_pattern = usage_key_pattern("usage")
 
     def __init__(self) -> None:
-        self._parser = SSEParser()
+        super().__init__()
         self._usage: dict[str, int] = {}
         self._seen = False
-        self._text: list[str] = []
-
-    def feed(self, data: bytes) -> None:
-        for event in self._parser.feed(data):
-            payload = _payload(event)
-            if payload is None:
-                continue
-            kind = payload.get("type", event.event)
-            if kind == "message_start" and isinstance(payload.get("message"), dict):
-                self._seen = True
-                merge_usage(self._usage, payload["message"].get("usage"))
-            elif kind == "message_delta":
-                self._seen = True
-                merge_usage(self._usage, payload.get("usage"))
-            elif kind == "content_block_start" and isinstance(payload.get("content_block"), dict):
-                block = payload["content_block"]
-                for key in ("text", "thinking", "name"):
-                    if isinstance(block.get(key), str):
-                        self._text.append(block[key])
-            elif kind == "content_block_delta" and isinstance(payload.get("delta"), dict):
-                delta = payload["delta"]
-                for key in ("text", "thinking", "partial_json"):
-                    if isinstance(delta.get(key), str):
-                        self._text.append(delta[key])
 
     def usage(self) -> Usage | None:
         return to_usage(self._usage) if self._seen and self._usage else None
 
     def output_text(self) -> str:
-        return "".join(self._text)
+        return self._collected_text()
+
+    def _take_usage(self, event: str | None, payload: dict[str, Any]) -> bool:
+        kind = payload.get("type", event)
+        if kind == "message_start" and isinstance(payload.get("message"), dict):
+            merge_usage(self._usage, payload["message"].get("usage"))
+        elif kind == "message_delta":
+            merge_usage(self._usage, payload.get("usage"))
+        else:
+            return False
+        self._seen = True
+        return True
+
+    def _take_text(self, event: str | None, payload: dict[str, Any], out: list[str]) -> None:
+        kind = payload.get("type", event)
+        if kind == "content_block_start" and isinstance(payload.get("content_block"), dict):
+            block = payload["content_block"]
+            for key in ("text", "thinking", "name"):
+                if isinstance(block.get(key), str):
+                    out.append(block[key])
+        elif kind == "content_block_delta" and isinstance(payload.get("delta"), dict):
+            delta = payload["delta"]
+            for key in ("text", "thinking", "partial_json"):
+                if isinstance(delta.get(key), str):
+                    out.append(delta[key])

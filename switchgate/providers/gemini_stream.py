@@ -29,6 +29,7 @@ from switchgate.core.response import ChatResponse, FinishReason
 from switchgate.core.usage import Usage
 from switchgate.dialects.gemini_generate.parts import get_field, part_to_core, synth_call_id
 from switchgate.errors import ErrorKind, GatewayError
+from switchgate.providers.meters import BlockMeter, usage_key_pattern
 from switchgate.providers.sse import SSEParser
 
 _FILTERED: Final = frozenset({"SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII"})
@@ -337,44 +338,43 @@ class GeminiStreamDecoder:
             self._finish = finish
 
 
-class GeminiUsageMeter:
-    """Usage from a passed-through `?alt=sse` stream: the last usageMetadata wins."""
+class GeminiUsageMeter(BlockMeter):
+    """Usage from a passed-through `?alt=sse` stream: the last usageMetadata wins (found
+    lazily, as the text is: see providers.meters)."""
+
+    usage_pattern = usage_key_pattern("usageMetadata", "usage_metadata")
+    last_usage_wins = True
 
     def __init__(self) -> None:
-        self._parser = SSEParser()
+        super().__init__()
         self._usage: Usage | None = None
-        self._text: list[str] = []
 
-    def feed(self, data: bytes) -> None:
-        for event in self._parser.feed(data):
-            try:
-                chunk = jsonutil.loads(event.data)
-            except jsonutil.JSONDecodeError:
-                continue
-            if not isinstance(chunk, dict):
-                continue
-            meta = get_field(chunk, "usageMetadata")
-            if isinstance(meta, dict):
-                self._usage = gemini_usage_to_core(meta)
-            content = _candidate(chunk).get("content")
-            parts = content.get("parts") if isinstance(content, dict) else None
-            for part in parts if isinstance(parts, list) else []:
-                if isinstance(part, dict):
-                    self._collect(part)
+    def _take_usage(self, event: str | None, payload: dict[str, Any]) -> bool:
+        meta = get_field(payload, "usageMetadata")
+        if not isinstance(meta, dict):
+            return False
+        self._usage = gemini_usage_to_core(meta)
+        return True
 
-    def _collect(self, part: dict[str, Any]) -> None:
-        if isinstance(part.get("text"), str):
-            self._text.append(part["text"])
-        call = get_field(part, "functionCall")
-        if isinstance(call, dict):
-            self._text.append(str(call.get("name") or ""))
-            self._text.append(jsonutil.dumps_str(call.get("args") or {}))
+    def _take_text(self, event: str | None, payload: dict[str, Any], out: list[str]) -> None:
+        content = _candidate(payload).get("content")
+        parts = content.get("parts") if isinstance(content, dict) else None
+        for part in parts if isinstance(parts, list) else []:
+            if not isinstance(part, dict):
+                continue
+            if isinstance(part.get("text"), str):
+                out.append(part["text"])
+            call = get_field(part, "functionCall")
+            if isinstance(call, dict):
+                out.append(str(call.get("name") or ""))
+                out.append(jsonutil.dumps_str(call.get("args") or {}))
 
     def usage(self) -> Usage | None:
+        self._resolve_usage()
         return self._usage
 
     def output_text(self) -> str:
-        return "".join(self._text)
+        return self._collected_text()
 
 
 class GeminiSseToArray:

@@ -17,6 +17,7 @@ from switchgate import jsonutil
 from switchgate.core.usage import Usage
 from switchgate.dialects.openai_media.forms import Form, encode_form
 from switchgate.providers.base import Target, UpstreamRequest
+from switchgate.providers.meters import BlockMeter, usage_key_pattern
 from switchgate.providers.openai import AzureOpenAIProvider
 from switchgate.providers.openai_response import usage_from_openai
 from switchgate.providers.sse import SSEParser
@@ -179,23 +180,21 @@ def wav_seconds(data: bytes) -> Decimal | None:
     return None
 
 
-class StreamUsageMeter:
+class StreamUsageMeter(BlockMeter):
     """Usage and output text of a passed-through stream in the OpenAI SSE framing: legacy
     completions (`choices[].text` + the usage chunk) and transcription streams
-    (`transcript.text.delta` ... `transcript.text.done` with `usage`)."""
+    (`transcript.text.delta` ... `transcript.text.done` with `usage`). Usage is read as it
+    comes, the text lazily (providers.meters)."""
+
+    usage_pattern = usage_key_pattern("usage")
 
     def __init__(self) -> None:
-        self._sse = SSEParser()
+        super().__init__()
         self.usage: Usage | None = None
         self.raw_usage: Any = None
-        self._text: list[str] = []
-
-    def feed(self, data: bytes) -> None:
-        for event in self._sse.feed(data):
-            self._data(event.data)
 
     def text(self) -> str:
-        return "".join(self._text)
+        return self._collected_text()
 
     def transcript(self) -> "TranscriptMeter":
         """What a transcription stream's `transcript.text.done` reported."""
@@ -203,24 +202,23 @@ class StreamUsageMeter:
         seconds = _duration(raw.get("seconds")) if raw.get("type") == "duration" else None
         return TranscriptMeter(seconds, self.usage)
 
-    def _data(self, data: str) -> None:
-        if data == "[DONE]":
-            return
-        chunk = _json(data.encode())
-        if not isinstance(chunk, dict):
-            return
-        raw = chunk.get("usage")
-        if isinstance(raw, dict):
-            self.raw_usage = raw
-            if raw.get("type") != "duration":
-                self.usage = media_usage(raw) or usage_from_openai(raw)
-        delta = chunk.get("delta")
-        if chunk.get("type") == "transcript.text.delta" and isinstance(delta, str):
-            self._text.append(delta)
-        choices = chunk.get("choices")
+    def _take_usage(self, event: str | None, payload: dict[str, Any]) -> bool:
+        raw = payload.get("usage")
+        if not isinstance(raw, dict):
+            return False
+        self.raw_usage = raw
+        if raw.get("type") != "duration":
+            self.usage = media_usage(raw) or usage_from_openai(raw)
+        return True
+
+    def _take_text(self, event: str | None, payload: dict[str, Any], out: list[str]) -> None:
+        delta = payload.get("delta")
+        if payload.get("type") == "transcript.text.delta" and isinstance(delta, str):
+            out.append(delta)
+        choices = payload.get("choices")
         for choice in choices if isinstance(choices, list) else ():
             if isinstance(choice, dict) and isinstance(choice.get("text"), str):
-                self._text.append(choice["text"])
+                out.append(choice["text"])
 
 
 class ImageStreamMeter:

@@ -29,6 +29,7 @@ from switchgate.core.events import (
 from switchgate.core.usage import Usage
 from switchgate.errors import ErrorKind, GatewayError
 from switchgate.jsonutil import JSONDecodeError, loads
+from switchgate.providers.meters import BlockMeter, usage_key_pattern
 from switchgate.providers.openai_response import (
     error_from_payload,
     finish_from_openai,
@@ -181,52 +182,50 @@ class OpenAIStreamDecoder:
                 self._start_call(call, events)
 
 
-class OpenAIUsageMeter:
-    """Implements providers.base.UsageMeter over a passed-through O stream."""
+class OpenAIUsageMeter(BlockMeter):
+    """Implements providers.base.UsageMeter over a passed-through O stream: the last
+    non-null `usage` wins; the text (reasoning, content, refusal, tool names and
+    arguments) is read lazily, see providers.meters."""
+
+    usage_pattern = usage_key_pattern("usage")
+    last_usage_wins = True
 
     def __init__(self) -> None:
-        self._sse = SSEParser()
+        super().__init__()
         self._usage: Usage | None = None
-        self._text: list[str] = []
-
-    def feed(self, data: bytes) -> None:
-        for sse in self._sse.feed(data):
-            self._data(sse.data)
 
     def usage(self) -> Usage | None:
+        self._resolve_usage()
         return self._usage  # O streams end with a blank line: nothing is left to flush
 
     def output_text(self) -> str:
-        return "".join(self._text)
+        return self._collected_text()
 
-    def _data(self, data: str) -> None:
-        if data == "[DONE]":
-            return
-        try:
-            chunk = loads(data)
-        except JSONDecodeError:
-            return
-        if not isinstance(chunk, dict):
-            return
-        usage = usage_from_openai(chunk.get("usage"))
-        if usage is not None:
-            self._usage = usage
-        choices = chunk.get("choices")
+    def _take_usage(self, event: str | None, payload: dict[str, Any]) -> bool:
+        usage = usage_from_openai(payload.get("usage"))
+        if usage is None:
+            return False
+        self._usage = usage
+        return True
+
+    def _take_text(self, event: str | None, payload: dict[str, Any], out: list[str]) -> None:
+        choices = payload.get("choices")
         for choice in choices if isinstance(choices, list) else ():
             delta = choice.get("delta") if isinstance(choice, dict) else None
             if isinstance(delta, dict):
-                self._delta(delta)
+                _delta_text(delta, out)
 
-    def _delta(self, delta: dict[str, Any]) -> None:
-        for key in ("reasoning_content", "content", "refusal"):
-            text = delta.get(key)
-            if isinstance(text, str):
-                self._text.append(text)
-        calls = delta.get("tool_calls")
-        for call in calls if isinstance(calls, list) else ():
-            function = call.get("function") if isinstance(call, dict) else None
-            if isinstance(function, dict):
-                for key in ("name", "arguments"):
-                    value = function.get(key)
-                    if isinstance(value, str):
-                        self._text.append(value)
+
+def _delta_text(delta: dict[str, Any], out: list[str]) -> None:
+    for key in ("reasoning_content", "content", "refusal"):
+        text = delta.get(key)
+        if isinstance(text, str):
+            out.append(text)
+    calls = delta.get("tool_calls")
+    for call in calls if isinstance(calls, list) else ():
+        function = call.get("function") if isinstance(call, dict) else None
+        if isinstance(function, dict):
+            for key in ("name", "arguments"):
+                value = function.get(key)
+                if isinstance(value, str):
+                    out.append(value)

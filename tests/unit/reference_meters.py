@@ -1,0 +1,200 @@
+"""The passthrough usage meters as they were before the block-splitting ones (every event
+parsed and decoded as it arrives): the reference `test_fast_meters.py` compares against."""
+
+from typing import Any
+
+from switchgate import jsonutil
+from switchgate.core.usage import Usage
+from switchgate.dialects.gemini_generate.parts import get_field
+from switchgate.jsonutil import JSONDecodeError, loads
+from switchgate.providers.anthropic_stream import merge_usage, to_usage
+from switchgate.providers.gemini_stream import gemini_usage_to_core
+from switchgate.providers.openai_media import TranscriptMeter, _duration, media_usage
+from switchgate.providers.openai_response import usage_from_openai
+from switchgate.providers.sse import SSEEvent, SSEParser
+
+# ------------------------------------------------------------ the reference meters
+
+
+class RefOpenAIMeter:
+    def __init__(self) -> None:
+        self._sse = SSEParser()
+        self._usage: Usage | None = None
+        self._text: list[str] = []
+
+    def feed(self, data: bytes) -> None:
+        for sse in self._sse.feed(data):
+            self._data(sse.data)
+
+    def usage(self) -> Usage | None:
+        return self._usage
+
+    def output_text(self) -> str:
+        return "".join(self._text)
+
+    def _data(self, data: str) -> None:
+        if data == "[DONE]":
+            return
+        try:
+            chunk = loads(data)
+        except JSONDecodeError:
+            return
+        if not isinstance(chunk, dict):
+            return
+        usage = usage_from_openai(chunk.get("usage"))
+        if usage is not None:
+            self._usage = usage
+        choices = chunk.get("choices")
+        for choice in choices if isinstance(choices, list) else ():
+            delta = choice.get("delta") if isinstance(choice, dict) else None
+            if isinstance(delta, dict):
+                self._delta(delta)
+
+    def _delta(self, delta: dict[str, Any]) -> None:
+        for key in ("reasoning_content", "content", "refusal"):
+            text = delta.get(key)
+            if isinstance(text, str):
+                self._text.append(text)
+        calls = delta.get("tool_calls")
+        for call in calls if isinstance(calls, list) else ():
+            function = call.get("function") if isinstance(call, dict) else None
+            if isinstance(function, dict):
+                for key in ("name", "arguments"):
+                    value = function.get(key)
+                    if isinstance(value, str):
+                        self._text.append(value)
+
+
+def _payload(event: SSEEvent) -> dict[str, Any] | None:
+    try:
+        data = jsonutil.loads(event.data)
+    except jsonutil.JSONDecodeError:
+        return None
+    return data if isinstance(data, dict) else None
+
+
+class RefAnthropicMeter:
+    def __init__(self) -> None:
+        self._parser = SSEParser()
+        self._usage: dict[str, int] = {}
+        self._seen = False
+        self._text: list[str] = []
+
+    def feed(self, data: bytes) -> None:
+        for event in self._parser.feed(data):
+            payload = _payload(event)
+            if payload is None:
+                continue
+            kind = payload.get("type", event.event)
+            if kind == "message_start" and isinstance(payload.get("message"), dict):
+                self._seen = True
+                merge_usage(self._usage, payload["message"].get("usage"))
+            elif kind == "message_delta":
+                self._seen = True
+                merge_usage(self._usage, payload.get("usage"))
+            elif kind == "content_block_start" and isinstance(payload.get("content_block"), dict):
+                block = payload["content_block"]
+                for key in ("text", "thinking", "name"):
+                    if isinstance(block.get(key), str):
+                        self._text.append(block[key])
+            elif kind == "content_block_delta" and isinstance(payload.get("delta"), dict):
+                delta = payload["delta"]
+                for key in ("text", "thinking", "partial_json"):
+                    if isinstance(delta.get(key), str):
+                        self._text.append(delta[key])
+
+    def usage(self) -> Usage | None:
+        return to_usage(self._usage) if self._seen and self._usage else None
+
+    def output_text(self) -> str:
+        return "".join(self._text)
+
+
+def _candidate(data: dict[str, Any]) -> dict[str, Any]:
+    candidates = data.get("candidates")
+    first = candidates[0] if isinstance(candidates, list) and candidates else None
+    return first if isinstance(first, dict) else {}
+
+
+class RefGeminiMeter:
+    def __init__(self) -> None:
+        self._parser = SSEParser()
+        self._usage: Usage | None = None
+        self._text: list[str] = []
+
+    def feed(self, data: bytes) -> None:
+        for event in self._parser.feed(data):
+            try:
+                chunk = jsonutil.loads(event.data)
+            except jsonutil.JSONDecodeError:
+                continue
+            if not isinstance(chunk, dict):
+                continue
+            meta = get_field(chunk, "usageMetadata")
+            if isinstance(meta, dict):
+                self._usage = gemini_usage_to_core(meta)
+            content = _candidate(chunk).get("content")
+            parts = content.get("parts") if isinstance(content, dict) else None
+            for part in parts if isinstance(parts, list) else []:
+                if isinstance(part, dict):
+                    self._collect(part)
+
+    def _collect(self, part: dict[str, Any]) -> None:
+        if isinstance(part.get("text"), str):
+            self._text.append(part["text"])
+        call = get_field(part, "functionCall")
+        if isinstance(call, dict):
+            self._text.append(str(call.get("name") or ""))
+            self._text.append(jsonutil.dumps_str(call.get("args") or {}))
+
+    def usage(self) -> Usage | None:
+        return self._usage
+
+    def output_text(self) -> str:
+        return "".join(self._text)
+
+
+def _json(body: bytes) -> Any:
+    try:
+        return jsonutil.loads(body)
+    except jsonutil.JSONDecodeError:
+        return None
+
+
+class RefStreamMeter:
+    def __init__(self) -> None:
+        self._sse = SSEParser()
+        self.usage: Usage | None = None
+        self.raw_usage: Any = None
+        self._text: list[str] = []
+
+    def feed(self, data: bytes) -> None:
+        for event in self._sse.feed(data):
+            self._data(event.data)
+
+    def text(self) -> str:
+        return "".join(self._text)
+
+    def transcript(self) -> TranscriptMeter:
+        raw = self.raw_usage if isinstance(self.raw_usage, dict) else {}
+        seconds = _duration(raw.get("seconds")) if raw.get("type") == "duration" else None
+        return TranscriptMeter(seconds, self.usage)
+
+    def _data(self, data: str) -> None:
+        if data == "[DONE]":
+            return
+        chunk = _json(data.encode())
+        if not isinstance(chunk, dict):
+            return
+        raw = chunk.get("usage")
+        if isinstance(raw, dict):
+            self.raw_usage = raw
+            if raw.get("type") != "duration":
+                self.usage = media_usage(raw) or usage_from_openai(raw)
+        delta = chunk.get("delta")
+        if chunk.get("type") == "transcript.text.delta" and isinstance(delta, str):
+            self._text.append(delta)
+        choices = chunk.get("choices")
+        for choice in choices if isinstance(choices, list) else ():
+            if isinstance(choice, dict) and isinstance(choice.get("text"), str):
+                self._text.append(choice["text"])

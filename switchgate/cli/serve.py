@@ -1,16 +1,16 @@
 """`switchgate serve`: migrate, apply --config, then run uvicorn (uvloop + httptools)."""
 
 import asyncio
-import gc
 import logging
 import os
 from pathlib import Path
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING
 
 import uvicorn
 
 from switchgate.accounts.bootstrap import ensure_admin
 from switchgate.cli.config_file import apply_config, read_config
+from switchgate.cli.worker_tuning import tune_worker
 from switchgate.settings import Settings
 from switchgate.storage import migrate
 from switchgate.storage.db import Database
@@ -18,9 +18,6 @@ from switchgate.storage.secrets import SecretBox
 
 if TYPE_CHECKING:
     from switchgate.app import GatewayApp
-
-# Young collections every 20,000 net allocations instead of 700 (see worker_app).
-GC_THRESHOLDS: Final = (20_000, 20, 20)
 
 
 async def _prepare(settings: Settings, config: dict[str, object] | None) -> None:
@@ -77,17 +74,12 @@ def serve(
 
 
 def worker_app() -> "GatewayApp":
-    """The factory each uvicorn worker calls: the app, with the garbage collector tuned
-    for a long-running server. Everything loaded so far (modules, tables, the app) lives
-    as long as the process, so it is frozen out of the collector's scans; and young
-    collections run less often. Without this the collector took ~20% of a worker's CPU
-    under load, most of it in full collections re-scanning ~140k start-up objects."""
+    """The factory each uvicorn worker calls: the app, then the process tuned for a
+    long-running server (garbage collector and malloc; see worker_tuning.py)."""
     from switchgate.app import create_app_from_env  # here: the supervisor doesn't need it
 
     app = create_app_from_env()
-    gc.collect()
-    gc.freeze()
-    gc.set_threshold(*GC_THRESHOLDS)
+    tune_worker()
     return app
 
 

@@ -104,8 +104,9 @@ def markdown(data: dict[str, Any]) -> str:
         lines += [
             "",
             "| stream scenario | TTFB p50 direct / sg / LiteLLM ms | added TTFB p50 / p99 ms (sg) "
-            "| events short sg / LiteLLM | stalled sg / LiteLLM | max gap p99 sg ms |",
-            "|---|---:|---:|---:|---:|---:|",
+            "| events short sg / LiteLLM | stalled sg / LiteLLM | max gap p99 sg ms "
+            "| in flight mean / peak sg |",
+            "|---|---:|---:|---:|---:|---:|---:|",
         ]
         for name in streams:
             d, s, lite = (get[t].get(name) for t in ("direct", "switchgate", "litellm"))
@@ -116,7 +117,8 @@ def markdown(data: dict[str, Any]) -> str:
                 f"| {_f(c.get('added_ttfb_p50_ms'), 2)} / {_f(c.get('added_ttfb_p99_ms'), 2)} "
                 f"| {_f(s and s.get('events_short'))} / {_f(lite and lite.get('events_short'))} "
                 f"| {_f(s and s.get('stalled'))} / {_f(lite and lite.get('stalled'))} "
-                f"| {_f(s and s['max_gap_ms']['p99'], 1)} |"
+                f"| {_f(s and s['max_gap_ms']['p99'], 1)} "
+                f"| {_f(s and s.get('in_flight_mean'), 0)} / {_f(s and s.get('in_flight_peak'))} |"
             )
     lines += [
         "",

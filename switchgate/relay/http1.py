@@ -135,8 +135,9 @@ class UpstreamResponse:
             self._conn.finished(self)
 
     def _total_expired(self) -> None:
-        self._fail(TotalTimeout("upstream total timeout"))
-        self._conn.close()
+        if not self._done:  # a complete response may still be waiting for its consumer
+            self._fail(TotalTimeout("upstream total timeout"))
+            self._conn.close()
 
     # -- fed by the connection ------------------------------------------------
 
@@ -247,6 +248,7 @@ class Http1Connection(asyncio.Protocol):
 
     def close(self) -> None:
         if self._transport is not None and not self.closed:
+            self.closed = True  # at once: the pool must not hand it out before it is gone
             self._transport.abort()
 
     def pause(self) -> None:
@@ -277,7 +279,7 @@ class Http1Connection(asyncio.Protocol):
 
     def data_received(self, data: bytes) -> None:
         response = self._response
-        if response is None:  # bytes nobody asked for: the connection is unusable
+        if response is None or response._done:  # bytes nobody asked for: unusable
             self.close()
             return
         response.received = True
@@ -304,8 +306,10 @@ class Http1Connection(asyncio.Protocol):
     # -- httptools callbacks ------------------------------------------------------
 
     def on_message_begin(self) -> None:
-        if self._response is not None:
-            self._response._header_list = []
+        response = self._response
+        if response is None or response._done:  # a second answer to one request
+            raise UpstreamProtocolError("unexpected data after the response")
+        response._header_list = []
 
     def on_header(self, name: bytes, value: bytes) -> None:
         if self._response is not None:

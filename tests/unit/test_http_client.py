@@ -479,3 +479,23 @@ def test_request_head_and_url_parsing() -> None:
     for bad in ({"x": "a\nb"}, {"x\r": "a"}, {"x:y": "a"}, {"x": "caf\u20ac"}):
         with pytest.raises(HeaderInjection):
             request_head("GET", url, bad, 0)
+
+
+@pytest.mark.parametrize("loop_kind", LOOPS)
+def test_extra_bytes_after_a_response_retire_the_connection(loop_kind: str) -> None:
+    async def main() -> None:
+        async def chatty(writer: asyncio.StreamWriter, n: int) -> None:
+            writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: 2\r\n\r\nok")
+            writer.write(b"HTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\nextra")
+            await writer.drain()
+
+        url, seen, server = await serve(chatty)
+        c = client()
+        await c.start()
+        assert await fetch(c, post(url)) == (200, b"ok")
+        assert await fetch(c, post(url)) == (200, b"ok")
+        assert seen.connections == 2  # the first connection was not reused
+        await c.close()
+        server.close()
+
+    run(loop_kind, main())

@@ -8,6 +8,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from switchgate.lifecycle import Lifecycle
+from switchgate.observability.process import process_metrics
 from switchgate.relay import realtime, routes_gemini, routes_openai, routes_responses
 from switchgate.relay.asgi import Receive, Scope, Send
 from switchgate.relay.routes import Handler, route_table
@@ -43,7 +44,8 @@ def _web_app(state: AppState) -> Starlette:
             allowed = request.client is not None and request.client.host in ("127.0.0.1", "::1")
         if not allowed:
             return JSONResponse({"error": "forbidden"}, status_code=403)
-        return PlainTextResponse(state.metrics.render(), media_type="text/plain; version=0.0.4")
+        text = state.metrics.render() + process_metrics(state.upstream.open_connections)
+        return PlainTextResponse(text, media_type="text/plain; version=0.0.4")
 
     from switchgate.console.app import console_routes
     from switchgate.console.render import templates

@@ -28,6 +28,10 @@ class UpstreamClient:
     async def start(self) -> None:
         self._pool = ConnectionPool(self._timeouts.connect)
 
+    @property
+    def open_connections(self) -> int:
+        return self._pool.open_connections if self._pool is not None else 0
+
     async def close(self) -> None:
         if self._pool is not None:
             await self._pool.close()

@@ -59,6 +59,18 @@ class Settings:
     cookie_secure: bool | None = None  # None: Secure cookies when the request came over https
     admin_email: str | None = None  # the first admin (created at first start if no admin exists)
     admin_password: str | None = None
+    # Account-flow limits (sliding windows; a count of 0 turns one off), shared by every
+    # process through Redis when redis_url is set: failed sign-ins per e-mail address and
+    # per client IP, sign-up attempts per client IP, and verification / password-reset
+    # e-mails per address and per client IP.
+    signin_limit_per_email: int = 5
+    signin_limit_per_ip: int = 30
+    signin_limit_window_seconds: float = 900.0
+    signup_limit_per_ip: int = 10
+    signup_limit_window_seconds: float = 3600.0
+    mail_limit_per_email: int = 3
+    mail_limit_per_ip: int = 10
+    mail_limit_window_seconds: float = 900.0
     # Every SWITCHGATE_* variable by lower-cased suffix: defaults for the site settings the
     # console can change (SMTP, OAuth providers, sign-up), see accounts/site_settings.py.
     site_env: Mapping[str, str] = field(default_factory=dict)
@@ -93,6 +105,14 @@ class Settings:
             cookie_secure=_bool(env.get("SWITCHGATE_COOKIE_SECURE")),
             admin_email=env.get("SWITCHGATE_ADMIN_EMAIL") or None,
             admin_password=env.get("SWITCHGATE_ADMIN_PASSWORD") or None,
+            signin_limit_per_email=_int(env, "SWITCHGATE_SIGNIN_LIMIT_PER_EMAIL", 5),
+            signin_limit_per_ip=_int(env, "SWITCHGATE_SIGNIN_LIMIT_PER_IP", 30),
+            signin_limit_window_seconds=_float(env, "SWITCHGATE_SIGNIN_LIMIT_WINDOW_SECONDS", 900),
+            signup_limit_per_ip=_int(env, "SWITCHGATE_SIGNUP_LIMIT_PER_IP", 10),
+            signup_limit_window_seconds=_float(env, "SWITCHGATE_SIGNUP_LIMIT_WINDOW_SECONDS", 3600),
+            mail_limit_per_email=_int(env, "SWITCHGATE_MAIL_LIMIT_PER_EMAIL", 3),
+            mail_limit_per_ip=_int(env, "SWITCHGATE_MAIL_LIMIT_PER_IP", 10),
+            mail_limit_window_seconds=_float(env, "SWITCHGATE_MAIL_LIMIT_WINDOW_SECONDS", 900),
             site_env={
                 k[len("SWITCHGATE_") :].lower(): v
                 for k, v in env.items()

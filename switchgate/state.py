@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from redis.asyncio import Redis
 
 from switchgate.accounts.auth import TokenCache
-from switchgate.accounts.signin_limit import SigninLimiter
+from switchgate.accounts.signin_limit import AccountLimits
 from switchgate.billing.leases import BalanceBook
 from switchgate.billing.recorder import Recorder
 from switchgate.catalog import Catalog
@@ -56,7 +56,7 @@ class AppState:
     health: ChannelHealth = field(default_factory=ChannelHealth)
     limiter: MemoryRateLimiter | RedisRateLimiter = field(default_factory=MemoryRateLimiter)
     redis: Redis | None = None
-    signin_limiter: SigninLimiter = field(default_factory=SigninLimiter)
+    account_limits: AccountLimits = field(default_factory=AccountLimits)
     dialects: Dialects = field(default_factory=Dialects)
     tokenizer: Tokenizer = field(default_factory=Tokenizer)
     rng: random.Random = field(default_factory=random.Random)
@@ -81,6 +81,7 @@ class AppState:
             providers=chat_providers(),
             redis=redis,
             limiter=RedisRateLimiter(redis) if redis is not None else MemoryRateLimiter(),
+            account_limits=AccountLimits.create(settings, redis),
         )
         state.recorder.observers.append(state.metrics.observe)
         return state

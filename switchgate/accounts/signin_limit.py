@@ -1,54 +1,67 @@
-"""Sign-in attempts, rate-limited per e-mail address and per client address.
+"""The account flows' rate limits: sign-in, sign-up and the e-mails they send.
 
-Failures are counted in a sliding window; a success clears the address's count. One
-counter per process (sign-in is rare; several replicas multiply the allowance).
+- sign-in: failures per e-mail address and per client IP; a success clears the address's
+  count (so a typo does not linger), the IP's count stays;
+- sign-up: attempts per client IP (every valid form counts, whether or not the address
+  was free, so probing for registered addresses is limited too);
+- e-mails (verification resend, password reset): per address and per client IP.
+
+The counts live in Redis when it is configured (shared by every process and replica),
+otherwise in this process; see attempt_limits.py. The limits come from Settings.
 """
 
-import time
-from collections import deque
-from collections.abc import Callable
+from redis.asyncio import Redis
+
+from switchgate.accounts.attempt_limits import (
+    AttemptStore,
+    Check,
+    Limit,
+    MemoryAttempts,
+    RedisAttempts,
+)
+from switchgate.settings import Settings
 
 
-class SigninLimiter:
-    def __init__(
-        self,
-        *,
-        per_email: int = 5,
-        per_ip: int = 30,
-        window: float = 900.0,
-        clock: Callable[[], float] = time.monotonic,
-    ) -> None:
-        self._limits = {"email": per_email, "ip": per_ip}
-        self._window = window
-        self._clock = clock
-        self._failures: dict[tuple[str, str], deque[float]] = {}
+class AccountLimits:
+    def __init__(self, settings: Settings | None = None, store: AttemptStore | None = None) -> None:
+        s = settings or Settings()
+        self.store: AttemptStore = store if store is not None else MemoryAttempts()
+        self.signin_email = Limit(s.signin_limit_per_email, s.signin_limit_window_seconds)
+        self.signin_ip = Limit(s.signin_limit_per_ip, s.signin_limit_window_seconds)
+        self.signup_ip = Limit(s.signup_limit_per_ip, s.signup_limit_window_seconds)
+        self.mail_email = Limit(s.mail_limit_per_email, s.mail_limit_window_seconds)
+        self.mail_ip = Limit(s.mail_limit_per_ip, s.mail_limit_window_seconds)
 
-    def _recent(self, key: tuple[str, str]) -> deque[float]:
-        now = self._clock()
-        times = self._failures.get(key)
-        if times is None:
-            return deque()
-        while times and times[0] <= now - self._window:
-            times.popleft()
-        if not times:
-            del self._failures[key]
-        return times
+    @classmethod
+    def create(cls, settings: Settings, redis: "Redis | None") -> "AccountLimits":
+        """Shared through Redis when there is a client, else in this process."""
+        store: AttemptStore = RedisAttempts(redis) if redis is not None else MemoryAttempts()
+        return cls(settings, store)
 
-    def retry_after(self, email: str, ip: str | None) -> int | None:
-        """Seconds to wait before another attempt, or None if one is allowed now."""
-        waits: list[float] = []
-        for kind, value in (("email", email), ("ip", ip or "")):
-            times = self._recent((kind, value))
-            if len(times) >= self._limits[kind]:
-                waits.append(times[0] + self._window - self._clock())
-        return max(1, int(max(waits)) + 1) if waits else None
+    def _signin(self, email: str, ip: str | None) -> list[Check]:
+        return [
+            Check(f"signin:email:{email}", self.signin_email),
+            Check(f"signin:ip:{ip or ''}", self.signin_ip),
+        ]
 
-    def failure(self, email: str, ip: str | None) -> None:
-        now = self._clock()
-        for key in (("email", email), ("ip", ip or "")):
-            self._failures.setdefault(key, deque()).append(now)
-        if len(self._failures) > 100_000:
-            self._failures.clear()
+    async def signin_wait(self, email: str, ip: str | None) -> int | None:
+        """Seconds to wait before another sign-in attempt, or None if one is allowed now."""
+        return await self.store.run(self._signin(email, ip), "peek")
 
-    def success(self, email: str) -> None:
-        self._failures.pop(("email", email), None)
+    async def signin_failed(self, email: str, ip: str | None) -> None:
+        await self.store.run(self._signin(email, ip), "add")
+
+    async def signin_succeeded(self, email: str) -> None:
+        await self.store.clear(f"signin:email:{email}")
+
+    async def take_signup(self, ip: str | None) -> int | None:
+        """Count one sign-up attempt; None if allowed, else seconds to wait (not counted)."""
+        return await self.store.run([Check(f"signup:ip:{ip or ''}", self.signup_ip)], "take")
+
+    async def take_mail(self, email: str, ip: str | None) -> int | None:
+        """Count one e-mail to `email`; None if allowed, else seconds to wait (not counted)."""
+        checks = [
+            Check(f"mail:email:{email}", self.mail_email),
+            Check(f"mail:ip:{ip or ''}", self.mail_ip),
+        ]
+        return await self.store.run(checks, "take")

@@ -6,6 +6,8 @@
   content with other parts (images...) can only go to a Gemini channel.
 - OpenAI has one `dimensions` per call, so a batch whose requests ask for different
   `outputDimensionality` values can only go to a Gemini channel.
+- A Gemini-dialect `:batchEmbedContents` holds at most 100 requests, as on Gemini's own
+  API (400 `at most 100 requests can be in one batch`), whichever channel serves it.
 """
 
 import base64
@@ -16,6 +18,7 @@ from typing import Any, Final
 from switchgate import jsonutil
 from switchgate.core.usage import Usage
 from switchgate.errors import ErrorKind, GatewayError, invalid
+from switchgate.providers.embed_batches import GEMINI_BATCH_LIMIT
 from switchgate.providers.openai_response import usage_from_openai
 
 GEMINI_ACTIONS: Final = ("embedContent", "batchEmbedContents")
@@ -123,6 +126,12 @@ def parse_gemini_embed(body: dict[str, Any], action: str, model: str) -> GeminiE
         requests = body.get("requests")
         if not isinstance(requests, list) or not requests:
             raise invalid("* BatchEmbedContentsRequest.requests: is required", param="requests")
+        if len(requests) > GEMINI_BATCH_LIMIT:
+            raise invalid(
+                "* BatchEmbedContentsRequest.requests: at most "
+                f"{GEMINI_BATCH_LIMIT} requests can be in one batch",
+                param="requests",
+            )
         items = requests
     texts: list[str] = []
     dims: set[int | None] = set()

@@ -5,15 +5,20 @@ from typing import Any
 from switchgate import jsonutil
 from switchgate.errors import ErrorKind, GatewayError, invalid
 from switchgate.providers.base import Target, UpstreamRequest
+from switchgate.providers.embed_batches import GEMINI_BATCH_LIMIT
 from switchgate.providers.gemini import action_url, model_path, request_headers
 
 
 def build_embed_request(
     texts: list[str], target: Target, dimensions: int | None = None, task_type: str | None = None
 ) -> UpstreamRequest:
-    """`:batchEmbedContents` for `texts`, one embedding per text, in order (§4.6)."""
+    """`:batchEmbedContents` for `texts`, one embedding per text, in order (§4.6). Gemini
+    takes at most GEMINI_BATCH_LIMIT texts per call: split larger calls first
+    (`embed_batches.split_batches`)."""
     if not texts:
         raise invalid("input must not be empty", param="input")
+    if len(texts) > GEMINI_BATCH_LIMIT:
+        raise ValueError(f"{len(texts)} texts in one batch (at most {GEMINI_BATCH_LIMIT})")
     name = model_path(target.upstream_model)
     requests = []
     for text in texts:

@@ -1,5 +1,9 @@
 """The relay's fast path table: (method, exact path) -> handler. Each area keeps its
-routes in its own module; this is the one place that lists the modules."""
+routes in its own module; this is the one place that lists the modules.
+
+Paths with an id in them are not in this table: the app sends every `/v1/responses/{...}`
+path to `routes_responses.by_id`, which serves GET / DELETE `{id}` itself and the
+sub-resources `{id}/input_items` and `{id}/cancel` from `routes_responses_items.SUB_RESOURCES`."""
 
 from collections.abc import Awaitable, Callable
 

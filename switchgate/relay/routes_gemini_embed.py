@@ -3,6 +3,9 @@
 - Gemini channels: passed through (model names retargeted), the answer relayed unchanged.
 - OpenAI-compatible and Azure channels: translated to one `/embeddings` call (texts in
   order, `outputDimensionality` -> `dimensions`, floats) and answered in the Gemini shape.
+A `:batchEmbedContents` of more than 100 requests is a 400, as on Gemini's own API
+(`* BatchEmbedContentsRequest.requests: at most 100 requests can be in one batch`),
+whichever channel would serve it, so the answer never depends on the channel picked.
 Errors use the Gemini shape. Billed: input tokens x the input price (+ per_request),
 the tokens counted by the tokenizer unless an OpenAI upstream reports them.
 """

@@ -1,4 +1,5 @@
-"""OpenAI Responses API endpoints: POST /v1/responses, GET and DELETE /v1/responses/{id}.
+"""OpenAI Responses API endpoints: POST /v1/responses, GET and DELETE /v1/responses/{id}
+(its sub-resources, `input_items` and `cancel`, are in routes_responses_items.py).
 
 POST runs the shared chat pipeline (relay/chat.py `run_chat`) with the Responses dialect:
 - on OpenAI channels declaring `responses = true` the body is passed through natively to
@@ -7,9 +8,12 @@ POST runs the shared chat pipeline (relay/chat.py `run_chat`) with the Responses
 - `previous_response_id` is resolved here, from this user's store only: the stored
   conversation (input + output items) is put in front of `input`, and the upstream never
   sees the id (so any channel, native or not, can continue any stored response);
-- with `store` not false, the final Response object and the whole conversation are saved
-  once the answer is complete, just before the last bytes go out (so a client that
-  continues at once always finds it), never inside the streaming loop.
+- with `store` not false, the final Response object, the whole conversation and the input
+  items (the full input context, listed by `GET .../input_items`) are saved once the answer
+  is complete, just before the last bytes go out (so a client that continues at once
+  always finds it), never inside the streaming loop;
+- `background: true` is refused (400) on every channel: the gateway runs no background
+  responses, and a passed-through one would be billed and stored before it had run.
 """
 
 import logging
@@ -40,6 +44,7 @@ from switchgate.relay.disconnect import cancel_on_disconnect
 from switchgate.relay.gate import admit, bearer_token, new_request_id, parse_json_object
 from switchgate.relay.outcome import Outcome
 from switchgate.relay.responses_passthrough import ResponsesNative, serves_responses
+from switchgate.relay.routes_responses_items import SUB_RESOURCES
 from switchgate.state import AppState
 from switchgate.storage.responses_store import delete_response, load_response, save_response
 
@@ -110,7 +115,15 @@ async def create(state: AppState, scope: Scope, receive: Receive, send: Send) ->
         outcome.user_id, outcome.token_id = principal.user_id, principal.token_id
         raw = await read_body(receive, state.settings.max_body_bytes)
         body = parsed = parse_json_object(raw)
+        if body.get("background") is True:
+            raise invalid(
+                "Unsupported value: 'background' does not support true with this gateway "
+                "(it runs no background responses). Supported values are: false.",
+                param="background",
+                code="unsupported_value",
+            )
         items = input_items(body)
+        listed: list[Any] = items  # the input context as GET .../input_items lists it
         previous = body.get("previous_response_id")
         if previous is not None:
             if not isinstance(previous, str):
@@ -118,6 +131,7 @@ async def create(state: AppState, scope: Scope, receive: Receive, send: Send) ->
             stored = await load_response(state.db, principal.user_id, previous)
             if stored is None:
                 raise _not_found(previous, "previous_response_id")
+            listed = [*stored.input_items, *stored.output, *items]
             items = [*stored.conversation, *items]
             body = {**body, "input": items}
         request = dialect.decode_request(body, headers)
@@ -145,6 +159,7 @@ async def create(state: AppState, scope: Scope, receive: Receive, send: Send) ->
                         user_id=principal.user_id,
                         response=final,
                         conversation=conversation,
+                        input_items=listed,
                         passthrough=dialect.final is None,
                     )
                 except Exception:
@@ -166,16 +181,20 @@ async def create(state: AppState, scope: Scope, receive: Receive, send: Send) ->
 
 
 async def by_id(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
-    """GET /v1/responses/{id} (the stored Response) and DELETE /v1/responses/{id}."""
+    """GET /v1/responses/{id} (the stored Response), DELETE /v1/responses/{id}, and the
+    sub-resources /v1/responses/{id}/{name} listed in routes_responses_items.SUB_RESOURCES."""
     dialect = OpenAIResponsesDialect()
     responder = Responder(send, new_request_id())
-    response_id = scope["path"][len(PREFIX) :]
+    response_id, _, sub = scope["path"][len(PREFIX) :].partition("/")
     method = scope["method"]
     try:
         principal = await admit(state, bearer_token(header_map(scope)), client_ip(scope))
-        if not response_id or "/" in response_id or method not in ("GET", "DELETE"):
+        handler = SUB_RESOURCES.get((method, sub))
+        if response_id and handler is not None:
+            body = await handler(state, principal.user_id, response_id, scope)
+        elif not response_id or sub or method not in ("GET", "DELETE"):
             raise GatewayError(ErrorKind.NOT_FOUND, f"Unknown endpoint: {method} {scope['path']}")
-        if method == "GET":
+        elif method == "GET":
             stored = await load_response(state.db, principal.user_id, response_id)
             if stored is None:
                 raise _not_found(response_id)

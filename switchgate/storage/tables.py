@@ -224,7 +224,8 @@ site_settings = Table(
 
 # Responses API store (`POST /v1/responses` with store != false): the Response object the
 # client received and the whole conversation (input items + output items, Responses JSON),
-# so `previous_response_id` can continue it. Scoped to the user.
+# so `previous_response_id` can continue it, and the input items apart (with ids, for
+# listing). Scoped to the user.
 responses = Table(
     "responses",
     metadata,
@@ -234,6 +235,9 @@ responses = Table(
     Column("passthrough", Boolean, nullable=False, default=False),
     Column("response", Text, nullable=False),  # JSON: the Response object
     Column("conversation", Text, nullable=False),  # JSON: list of Responses items
+    # JSON: the input items as `GET /v1/responses/{id}/input_items` lists them (full
+    # context, each with an `id`); NULL for rows written before migration 0004.
+    Column("input_items", Text, nullable=True),
     Column("created_at", BigInteger, nullable=False),
     Index("ix_responses_user_created", "user_id", "created_at"),
 )

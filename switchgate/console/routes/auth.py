@@ -1,5 +1,7 @@
 """Sign-up, sign-in, sign-out, e-mail verification and password reset (HTML forms)."""
 
+from typing import Any
+
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
@@ -10,6 +12,23 @@ from switchgate.accounts.service import AccountError, set_password
 from switchgate.console.deps import base_url, client_ip, current_session, gw
 from switchgate.console.render import render
 from switchgate.console.routes.common import form_page, pre_csrf_ok, site, start_session
+
+_MAIL_LIMITED = "Too many e-mails for this address or from your network"
+
+
+def _wait_text(seconds: int) -> str:
+    if seconds < 60:
+        return f"{seconds} second{'s' if seconds != 1 else ''}"
+    minutes = -(-seconds // 60)
+    return f"{minutes} minute{'s' if minutes != 1 else ''}"
+
+
+async def too_many(request: Request, template: str, wait: int, what: str, **ctx: Any) -> Response:
+    """The form again, with 429, a Retry-After header and the wait in words."""
+    error = f"{what}. Try again in {_wait_text(wait)}."
+    response = await form_page(request, template, 429, error=error, **ctx)
+    response.headers["Retry-After"] = str(wait)
+    return response
 
 
 async def _mail_link(request: Request, user_id: int, email: str, purpose: str) -> None:
@@ -39,21 +58,16 @@ async def signin_page(request: Request) -> Response:
     if not pre_csrf_ok(request, form):
         return await form_page(request, "signin.html", 403, error="The form expired; try again.")
     state, ip = gw(request), client_ip(request)
-    wait = state.signin_limiter.retry_after(email, ip)
+    wait = await state.account_limits.signin_wait(email, ip)
     if wait is not None:
-        return await form_page(
-            request,
-            "signin.html",
-            429,
-            email=email,
-            next=next_url,
-            error=f"Too many attempts. Try again in {wait // 60 + 1} minutes.",
+        return await too_many(
+            request, "signin.html", wait, "Too many sign-in attempts", email=email, next=next_url
         )
     try:
         async with state.db.connect() as conn:
             who = await signin.authenticate(conn, email, str(form.get("password") or ""))
     except AccountError as exc:
-        state.signin_limiter.failure(email, ip)
+        await state.account_limits.signin_failed(email, ip)
         return await form_page(
             request,
             "signin.html",
@@ -62,7 +76,7 @@ async def signin_page(request: Request) -> Response:
             next=next_url,
             error=str(exc).capitalize() + ".",
         )
-    state.signin_limiter.success(email)
+    await state.account_limits.signin_succeeded(email)
     current = await site(request)
     if (
         current.smtp_configured
@@ -93,6 +107,11 @@ async def signup_page(request: Request) -> Response:
     if str(form.get("password") or "") != str(form.get("password2") or ""):
         return await form_page(
             request, "signup.html", 400, email=email, error="The two passwords differ."
+        )
+    wait = await gw(request).account_limits.take_signup(client_ip(request))
+    if wait is not None:
+        return await too_many(
+            request, "signup.html", wait, "Too many sign-ups from your network", email=email
         )
     try:
         async with gw(request).db.begin() as conn:
@@ -125,15 +144,18 @@ async def resend_verification(request: Request) -> Response:
         return await form_page(request, "signin.html", 403, error="The form expired; try again.")
     email = str(form.get("email") or "").strip().lower()
     state = gw(request)
-    if state.signin_limiter.retry_after(email, client_ip(request)) is None:
-        state.signin_limiter.failure(email, client_ip(request))  # counts toward the limit
-        async with state.db.connect() as conn:
-            user_id = await signin.user_id_for_email(conn, email)
-        if user_id is not None:
-            try:
-                await _mail_link(request, user_id, email, "verify")
-            except MailError:
-                pass
+    wait = await state.account_limits.take_mail(email, client_ip(request))
+    if wait is not None:
+        return await too_many(
+            request, "signin.html", wait, _MAIL_LIMITED, email=email, unverified=True
+        )
+    async with state.db.connect() as conn:
+        user_id = await signin.user_id_for_email(conn, email)
+    if user_id is not None:
+        try:
+            await _mail_link(request, user_id, email, "verify")
+        except MailError:
+            pass
     return render(
         request,
         "message.html",
@@ -167,16 +189,17 @@ async def forgot(request: Request) -> Response:
     if not pre_csrf_ok(request, form):
         return await form_page(request, "forgot.html", 403, error="The form expired; try again.")
     email = str(form.get("email") or "").strip().lower()
-    state, ip = gw(request), client_ip(request)
-    if state.signin_limiter.retry_after(email, ip) is None:
-        state.signin_limiter.failure(email, ip)  # at most a few mails per address
-        async with state.db.connect() as conn:
-            user_id = await signin.user_id_for_email(conn, email)
-        if user_id is not None:
-            try:
-                await _mail_link(request, user_id, email, "reset")
-            except MailError as exc:
-                return await form_page(request, "forgot.html", 502, error=str(exc))
+    state = gw(request)
+    wait = await state.account_limits.take_mail(email, client_ip(request))
+    if wait is not None:
+        return await too_many(request, "forgot.html", wait, _MAIL_LIMITED)
+    async with state.db.connect() as conn:
+        user_id = await signin.user_id_for_email(conn, email)
+    if user_id is not None:
+        try:
+            await _mail_link(request, user_id, email, "reset")
+        except MailError as exc:
+            return await form_page(request, "forgot.html", 502, error=str(exc))
     return render(
         request,
         "message.html",

@@ -1,6 +1,8 @@
 """Gemini API (`/v1beta/models/{model}:ACTION`, protocols §4): generateContent,
 streamGenerateContent (SSE with `?alt=sse`, else the progressive JSON array), countTokens,
-embedContent and batchEmbedContents. Input may be camelCase or snake_case; output is camelCase."""
+embedContent and batchEmbedContents (at most 100 requests per batch, like the real API; the
+`[[mock:...]]` directives of any request's text apply to the whole batch). Input may be
+camelCase or snake_case; output is camelCase."""
 
 from typing import Any, Final
 
@@ -18,6 +20,7 @@ from .state import MockState
 
 THOUGHT_SIGNATURE: Final = "bW9jay10aG91Z2h0LXNpZ25hdHVyZQ=="  # base64("mock-thought-signature")
 _ARRAY_SEP: Final = b",\r\n"
+BATCH_EMBED_LIMIT: Final = 100  # requests per batchEmbedContents call
 
 
 def _get(obj: Any, camel: str, snake: str) -> Any:
@@ -199,9 +202,9 @@ class Gemini:
         if action == "countTokens":
             return self._count(body)
         if action == "embedContent":
-            return self._embed(body, model)
+            return await self._embed(body, model)
         if action == "batchEmbedContents":
-            return self._batch_embed(body, model)
+            return await self._batch_embed(body, model)
         return gemini_error(404, f"Method not found: {action}")
 
     async def _generate(
@@ -243,24 +246,46 @@ class Gemini:
         ask = gemini_ask(source, contents if isinstance(contents, list) else [])
         return json_response({"totalTokens": max(1, ask.prompt_words)})
 
-    def _embed(self, body: dict[str, Any], model: str) -> web.Response:
+    async def _embed_directives(self, texts: list[str]) -> web.Response | None:
+        """Apply the directives found in the texts: the latency, then a forced error."""
+        d = parse_directives("\n".join(texts))
+        latency = d.latency_ms if d.latency_ms is not None else self.state.config.latency_ms
+        await pause(latency)
+        return gemini_error(d.error) if d.error is not None else None
+
+    async def _embed(self, body: dict[str, Any], model: str) -> web.Response:
         text, _ = _part_texts(_get(_get(body, "content", "content"), "parts", "parts"))
+        forced = await self._embed_directives([text])
+        if forced is not None:
+            return forced
         dims = _dims(body, model)
         return json_response({"embedding": {"values": embed_vector(text, dims)}})
 
-    def _batch_embed(self, body: dict[str, Any], model: str) -> web.Response:
+    async def _batch_embed(self, body: dict[str, Any], model: str) -> web.Response:
         requests = body.get("requests")
         if not isinstance(requests, list) or not requests:
             return gemini_error(400, "* BatchEmbedContentsRequest.requests: is required")
-        out: list[dict[str, Any]] = []
+        if len(requests) > BATCH_EMBED_LIMIT:
+            return gemini_error(
+                400,
+                "* BatchEmbedContentsRequest.requests: at most "
+                f"{BATCH_EMBED_LIMIT} requests can be in one batch",
+            )
+        texts: list[str] = []
         for i, item in enumerate(requests):
             named = _get(item, "model", "model")
             if named is not None and named != "models/" + model:
                 return gemini_error(
                     400, f"Model of request {i} ({named}) does not match models/{model}."
                 )
-            text, _ = _part_texts(_get(_get(item, "content", "content"), "parts", "parts"))
-            out.append({"values": embed_vector(text, _dims(item, model))})
+            texts.append(_part_texts(_get(_get(item, "content", "content"), "parts", "parts"))[0])
+        forced = await self._embed_directives(texts)
+        if forced is not None:
+            return forced
+        out = [
+            {"values": embed_vector(text, _dims(item, model))}
+            for text, item in zip(texts, requests, strict=True)
+        ]
         return json_response({"embeddings": out})
 
 

@@ -1,8 +1,8 @@
-"""Cheap server-sent-events framing for the passthrough usage meters.
+"""Cheap server-sent-events framing (used by `sse.SSEParser` and the usage meters).
 
 `SSEBlockSplitter` cuts a byte stream (split at any byte boundary) into blocks of whole
 events with a few C-level searches per chunk, without looking at the lines inside;
-`parse_block` turns such a block into events exactly as `sse.SSEParser` would.
+`parse_block` turns such a block into events exactly as a line-by-line parser would.
 
 A blank line (the end of an event) is a line terminator (`\\n`, `\\r\\n` or `\\r`) right
 after another one. The first terminator ends in `\\n` or `\\r` and the second starts with
@@ -10,9 +10,15 @@ one of them; `\\r` then `\\n` is a single terminator, so every blank line holds 
 `\\n\\n`, `\\n\\r` or `\\r\\r`, and each of those always is one.
 """
 
+from dataclasses import dataclass
 from typing import Final
 
-from switchgate.providers.sse import SSEEvent
+
+@dataclass(frozen=True, slots=True)
+class SSEEvent:
+    event: str | None
+    data: str
+
 
 _CR: Final = 13  # b"\r"[0]
 _LF: Final = 10  # b"\n"[0]
@@ -81,6 +87,12 @@ class SSEBlockSplitter:
         self._tail = [rest] if rest else []
         self._edge = rest[-2:]
         return block
+
+    def take_pending(self) -> bytes:
+        """The unfinished tail, handed over and forgotten (end of input)."""
+        rest = b"".join(self._tail)
+        self._tail, self._edge = [], b""
+        return rest
 
     def pending(self) -> int:
         """How many bytes of an unfinished event are held."""

@@ -11,14 +11,71 @@ from switchgate.providers.anthropic_stream import merge_usage, to_usage
 from switchgate.providers.gemini_stream import gemini_usage_to_core
 from switchgate.providers.openai_media import TranscriptMeter, _duration, media_usage
 from switchgate.providers.openai_response import usage_from_openai
-from switchgate.providers.sse import SSEEvent, SSEParser
+from switchgate.providers.sse import SSEEvent
 
 # ------------------------------------------------------------ the reference meters
 
 
+class LineSSEParser:
+    """The line-by-line parser `sse.SSEParser` was before it cut whole events out first."""
+
+    __slots__ = ("_buffer", "_data", "_event")
+
+    def __init__(self) -> None:
+        self._buffer = b""
+        self._event: str | None = None
+        self._data: list[str] = []
+
+    def feed(self, chunk: bytes) -> list[SSEEvent]:
+        buffer = self._buffer + chunk if self._buffer else chunk
+        events: list[SSEEvent] = []
+        start = 0
+        length = len(buffer)
+        while start < length:
+            nl = buffer.find(b"\n", start)
+            cr = buffer.find(b"\r", start)
+            if cr != -1 and (nl == -1 or cr < nl):
+                if cr + 1 == length:  # a lone \r at the end may be half of \r\n
+                    break
+                end, nxt = cr, cr + 2 if buffer[cr + 1 : cr + 2] == b"\n" else cr + 1
+            elif nl != -1:
+                end, nxt = nl, nl + 1
+            else:
+                break
+            self._line(buffer[start:end].decode("utf-8", "replace"), events)
+            start = nxt
+        self._buffer = buffer[start:]
+        return events
+
+    def flush(self) -> list[SSEEvent]:
+        """End of input: dispatch a final event that lacked its blank line."""
+        events: list[SSEEvent] = []
+        if self._buffer:
+            self._line(self._buffer.decode("utf-8", "replace").rstrip("\r"), events)
+            self._buffer = b""
+        self._line("", events)
+        return events
+
+    def _line(self, line: str, events: list[SSEEvent]) -> None:
+        if not line:
+            if self._data:
+                events.append(SSEEvent(self._event, "\n".join(self._data)))
+            self._event, self._data = None, []
+            return
+        if line[0] == ":":
+            return
+        name, _, value = line.partition(":")
+        if value.startswith(" "):
+            value = value[1:]
+        if name == "data":
+            self._data.append(value)
+        elif name == "event":
+            self._event = value
+
+
 class RefOpenAIMeter:
     def __init__(self) -> None:
-        self._sse = SSEParser()
+        self._sse = LineSSEParser()
         self._usage: Usage | None = None
         self._text: list[str] = []
 
@@ -75,7 +132,7 @@ def _payload(event: SSEEvent) -> dict[str, Any] | None:
 
 class RefAnthropicMeter:
     def __init__(self) -> None:
-        self._parser = SSEParser()
+        self._parser = LineSSEParser()
         self._usage: dict[str, int] = {}
         self._seen = False
         self._text: list[str] = []
@@ -118,7 +175,7 @@ def _candidate(data: dict[str, Any]) -> dict[str, Any]:
 
 class RefGeminiMeter:
     def __init__(self) -> None:
-        self._parser = SSEParser()
+        self._parser = LineSSEParser()
         self._usage: Usage | None = None
         self._text: list[str] = []
 
@@ -163,7 +220,7 @@ def _json(body: bytes) -> Any:
 
 class RefStreamMeter:
     def __init__(self) -> None:
-        self._sse = SSEParser()
+        self._sse = LineSSEParser()
         self.usage: Usage | None = None
         self.raw_usage: Any = None
         self._text: list[str] = []

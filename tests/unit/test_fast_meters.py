@@ -25,6 +25,7 @@ from switchgate.providers.openai_stream import OpenAIUsageMeter
 from switchgate.providers.sse import SSEEvent, SSEParser
 from switchgate.providers.sse_blocks import SSEBlockSplitter, last_event_end, parse_block
 from tests.unit.reference_meters import (
+    LineSSEParser,
     RefAnthropicMeter,
     RefGeminiMeter,
     RefOpenAIMeter,
@@ -249,8 +250,19 @@ def _splitter_events(chunks: list[bytes]) -> list[SSEEvent]:
 
 
 def _parser_events(chunks: list[bytes]) -> list[SSEEvent]:
-    parser = SSEParser()
+    parser = LineSSEParser()
     return [event for chunk in chunks for event in parser.feed(chunk)]
+
+
+def test_sse_parser_matches_the_line_parser_with_flush() -> None:
+    for seed in range(3000):
+        rng = random.Random(seed)
+        data = b"".join(rng.choice(_ALPHABET) for _ in range(rng.randint(0, 40)))
+        chunks = list(_split(data, rng))
+        fast, line = SSEParser(), LineSSEParser()
+        got = [e for c in chunks for e in fast.feed(c)] + fast.flush()
+        want = [e for c in chunks for e in line.feed(c)] + line.flush()
+        assert got == want, (seed, data)
 
 
 _ALPHABET = [

@@ -50,9 +50,14 @@ SOAK_MIX = (
 TARGETS = ("direct", "switchgate", "litellm")
 
 
+# Read once, before this process pins itself to the load generator's CPU (after that,
+# its own affinity would say only that CPU exists).
+_AVAILABLE_CPUS = sorted(os.sched_getaffinity(0))
+
+
 def _cpus() -> tuple[set[int], set[int], set[int]]:
     """(load generator + upstream, one-worker gateway, multi-worker gateway) CPU sets."""
-    available = sorted(os.sched_getaffinity(0))
+    available = _AVAILABLE_CPUS
     if len(available) < 2:
         return set(available), set(available), set(available)
     return {available[0]}, {available[1]}, set(available)

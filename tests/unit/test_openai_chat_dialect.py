@@ -219,3 +219,22 @@ def test_encode_synthesises_an_id_when_the_response_has_none() -> None:
     body = jsonutil.loads(core_to_openai_chat_response(resp, ChatRequest("m", ())))
     assert body["id"].startswith("chatcmpl-") and len(body["id"]) > len("chatcmpl-")
     assert body["choices"][0]["message"]["content"] == ""
+
+
+@pytest.mark.parametrize("include_usage", [False, True])
+def test_text_chunks_from_a_frame_equal_full_encoding(include_usage: bool) -> None:
+    from switchgate.core.events import Start, TextDelta, ThinkingDelta
+    from switchgate.dialects.openai_chat.stream import OpenAIChatStreamEncoder
+
+    body: dict[str, Any] = {"model": "m", "messages": [{"role": "user", "content": "x"}]}
+    if include_usage:
+        body |= {"stream": True, "stream_options": {"include_usage": True}}
+    request = OpenAIChatDialect().decode_request(body, {})
+    encoder = OpenAIChatStreamEncoder(request, created=1)
+    encoder.encode(Start("abc", "m-up"))
+    for text in ["hi", 'quote " and \\ slash', "é😀\n\t", "\x00switchgate-slot\x00", "\u2028"]:
+        for event, key in (
+            (TextDelta(text), "content"),
+            (ThinkingDelta(text), "reasoning_content"),
+        ):
+            assert encoder.encode(event) == encoder._chunk({key: text})

@@ -39,6 +39,9 @@ from switchgate.jsonutil import dumps
 from switchgate.providers.sse import format_event
 
 DONE: Final = b"data: [DONE]\n\n"
+# Stands for the text in a chunk encoded once as a frame (no real text holds NULs).
+_SLOT: Final = "\x00switchgate-slot\x00"
+_SLOT_JSON: Final = dumps(_SLOT)
 
 
 def wants_usage(request: ChatRequest) -> bool:
@@ -59,6 +62,7 @@ class OpenAIChatStreamEncoder:
         self._failed = False
         self._tool_calls = False
         self._usage: Usage | None = None
+        self._frames: dict[str, tuple[bytes, bytes]] = {}  # see _text_chunk
 
     def encode(self, event: StreamEvent) -> bytes:  # noqa: C901 - one branch per event kind
         if self._failed:
@@ -100,7 +104,19 @@ class OpenAIChatStreamEncoder:
             return head
         if delta.get("content", delta.get("reasoning_content")) == "":
             return head
+        if len(delta) == 1 and isinstance(event, TextDelta | ThinkingDelta):
+            return head + self._text_chunk(next(iter(delta)), event.text)
         return head + self._chunk(delta)
+
+    def _text_chunk(self, key: str, text: str) -> bytes:
+        """`_chunk({key: text})`, byte for byte, from a frame encoded once per stream:
+        only the text is encoded per event (most events of a stream are text)."""
+        frame = self._frames.get(key)
+        if frame is None:
+            encoded = self._chunk({key: _SLOT})
+            at = encoded.index(_SLOT_JSON)
+            frame = self._frames[key] = (encoded[:at], encoded[at + len(_SLOT_JSON) :])
+        return frame[0] + dumps(text) + frame[1]
 
     def close(self) -> bytes:
         if self._failed:

@@ -254,3 +254,20 @@ def test_error(case: dict[str, Any]) -> None:
         ErrorResponse.model_validate_json(body)
     stream = AnthropicMessagesDialect().render_stream_error(err)
     assert parse_sse(stream) == [{"event": "error", "data": case["expected"]["body"]}]
+
+
+def test_text_deltas_from_a_frame_equal_full_encoding() -> None:
+    from switchgate.dialects.anthropic_messages.stream import AnthropicStreamEncoder
+
+    chat = request.ChatRequest(model="m", messages=[])
+    encoder = AnthropicStreamEncoder(chat)
+    texts = ["hi", 'quote " and \\ slash', "é😀\n\t", "\x00switchgate-slot\x00", "\u2028"]
+    for kind, field, make in (
+        ("text_delta", "text", events.TextDelta),
+        ("thinking_delta", "thinking", events.ThinkingDelta),
+        ("text_delta", "text", events.TextDelta),  # a new block: a new index, a new frame
+    ):
+        for text in texts:
+            out = encoder.encode(make(text))
+            expected = encoder._delta({"type": kind, field: text})
+            assert out.endswith(expected) and out.count(b"event: content_block_delta") == 1

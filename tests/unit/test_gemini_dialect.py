@@ -342,3 +342,22 @@ def test_sdk_sees_error_fields() -> None:
     assert info.value.code == 429
     assert info.value.status == "RESOURCE_EXHAUSTED"
     assert info.value.message == "quota exceeded"
+
+
+@pytest.mark.parametrize("sse", [True, False])
+def test_text_chunks_from_a_frame_equal_full_encoding(sse: bool) -> None:
+    from switchgate.core.events import Start, TextDelta, ThinkingDelta
+    from switchgate.dialects.gemini_generate.stream import GeminiStreamEncoder
+
+    chat = ChatRequest(model="gemini-x", messages=[], extras={})
+    encoder = GeminiStreamEncoder(chat, sse=sse)
+    encoder._thoughts = True
+    encoder.encode(Start("resp-1", "gemini-x"))
+    for text in ["hi", 'quote " and \\ slash', "é😀\n\t", "\x00switchgate-slot\x00", "\u2028"]:
+        for event, part in (
+            (TextDelta(text), {"text": text}),
+            (ThinkingDelta(text), {"text": text, "thought": True}),
+        ):
+            reference = GeminiStreamEncoder(chat, sse=sse)
+            reference._id, reference._sent = encoder._id, encoder._sent
+            assert encoder.encode(event) == reference._chunk([part])

@@ -36,6 +36,9 @@ from switchgate.providers.sse import format_event
 
 BlockKind = Literal["text", "thinking", "tool"]
 PING: Final = format_event(b'{"type":"ping"}', "ping")
+# Stands for the text in an event encoded once as a frame (see _text_delta).
+_SLOT: Final = "\x00switchgate-slot\x00"
+_SLOT_JSON: Final = jsonutil.dumps(_SLOT)
 
 
 def _event(name: str, payload: dict[str, Any]) -> bytes:
@@ -56,6 +59,7 @@ class AnthropicStreamEncoder:
         self._finish: Finish | None = None
         self._delta_sent = False
         self._usage: Usage | None = None
+        self._frames: dict[tuple[int, str], tuple[bytes, bytes]] = {}  # see _text_delta
 
     def ping(self) -> bytes:
         """A keep-alive event the relay sends while waiting for the upstream."""
@@ -71,11 +75,11 @@ class AnthropicStreamEncoder:
         if isinstance(event, TextDelta):
             if event.text:
                 out += self._block("text", {"type": "text", "text": ""})
-                out += self._delta({"type": "text_delta", "text": event.text})
+                out += self._text_delta("text_delta", "text", event.text)
         elif isinstance(event, ThinkingDelta):
             if event.text:
                 out += self._thinking_block()
-                out += self._delta({"type": "thinking_delta", "thinking": event.text})
+                out += self._text_delta("thinking_delta", "thinking", event.text)
         elif isinstance(event, SignatureDelta):
             out += self._thinking_block()
             out += self._delta({"type": "signature_delta", "signature": event.signature})
@@ -146,6 +150,17 @@ class AnthropicStreamEncoder:
 
     def _delta(self, delta: dict[str, Any]) -> bytes:
         return _event("content_block_delta", {"index": self._next_index, "delta": delta})
+
+    def _text_delta(self, kind: str, field: str, text: str) -> bytes:
+        """`_delta({"type": kind, field: text})`, byte for byte, from a frame encoded once
+        per block: only the text is encoded per event."""
+        key = (self._next_index, kind)
+        frame = self._frames.get(key)
+        if frame is None:
+            encoded = self._delta({"type": kind, field: _SLOT})
+            at = encoded.index(_SLOT_JSON)
+            frame = self._frames[key] = (encoded[:at], encoded[at + len(_SLOT_JSON) :])
+        return frame[0] + jsonutil.dumps(text) + frame[1]
 
     def _close_block(self) -> bytes:
         if self._open is None:

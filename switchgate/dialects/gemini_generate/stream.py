@@ -11,7 +11,7 @@ UsageUpdate after Finish, or at close(). A later UsageUpdate adds a usage-only c
 """
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from switchgate import jsonutil
 from switchgate.core.content import ToolCallPart
@@ -40,6 +40,10 @@ from switchgate.dialects.gemini_generate.encode import (
 )
 from switchgate.dialects.gemini_generate.errors import gemini_error_object
 
+# Stands for the text in a chunk encoded once as a frame (see _text_chunk).
+_SLOT: Final = "\x00switchgate-slot\x00"
+_SLOT_JSON: Final = jsonutil.dumps(_SLOT)
+
 
 @dataclass
 class _PendingCall:
@@ -65,6 +69,7 @@ class GeminiStreamEncoder:
         self._finish_sent = False
         self._usage: Usage | None = None
         self._done = False
+        self._frames: dict[tuple[bool, str], tuple[bytes, bytes]] = {}  # see _text_chunk
 
     def encode(self, event: StreamEvent) -> bytes:  # noqa: C901 - one branch per event kind
         if self._done:
@@ -79,11 +84,11 @@ class GeminiStreamEncoder:
         elif isinstance(event, TextDelta):
             out.append(self._flush_call())
             if event.text:
-                out.append(self._chunk([{"text": event.text}]))
+                out.append(self._text_chunk(event.text, thought=False))
         elif isinstance(event, ThinkingDelta):
             out.append(self._flush_call())
             if event.text and self._thoughts:
-                out.append(self._chunk([{"text": event.text, "thought": True}]))
+                out.append(self._text_chunk(event.text, thought=True))
         elif isinstance(event, SignatureDelta):
             out.append(self._flush_call())
             self._signature.append(event.signature)
@@ -141,6 +146,20 @@ class GeminiStreamEncoder:
 
     def _chunk(self, parts: list[dict[str, Any]]) -> bytes:
         return self._frame(self._envelope(parts))
+
+    def _text_chunk(self, text: str, *, thought: bool) -> bytes:
+        """`_chunk([{"text": text, ...}])`, byte for byte; on SSE, from a frame encoded once
+        per stream (only the text is encoded per event)."""
+        part: dict[str, Any] = {"text": text, "thought": True} if thought else {"text": text}
+        if not self._sse:  # the JSON-array framing's separator changes after the first
+            return self._chunk([part])
+        key = (thought, self._id)
+        frame = self._frames.get(key)
+        if frame is None:
+            encoded = self._chunk([{**part, "text": _SLOT}])
+            at = encoded.index(_SLOT_JSON)
+            frame = self._frames[key] = (encoded[:at], encoded[at + len(_SLOT_JSON) :])
+        return frame[0] + jsonutil.dumps(text) + frame[1]
 
     def _envelope(
         self,

@@ -10,14 +10,19 @@
   fragmenting the heap (glibc otherwise raises the threshold after the first large free,
   and RSS then drifts with the traffic mix); and two malloc arenas, enough for the event
   loop and the database thread. Skipped where the C library is not glibc.
+- GIL switch interval 1 ms instead of 5 ms: while the database thread writes a batch
+  (Python code in the driver between SQLite calls), the event loop gets the interpreter
+  back within 1 ms instead of 5, which is what a request waiting behind a flush sees.
 """
 
 import ctypes
 import ctypes.util
 import gc
+import sys
 from typing import Final
 
 GC_THRESHOLDS: Final = (20_000, 20, 20)
+GIL_SWITCH_SECONDS: Final = 0.001
 _M_MMAP_THRESHOLD: Final = -3
 _M_ARENA_MAX: Final = -8
 MMAP_THRESHOLD_BYTES: Final = 128 * 1024
@@ -47,6 +52,11 @@ def tune_malloc() -> bool:
     )
 
 
+def tune_gil() -> None:
+    sys.setswitchinterval(GIL_SWITCH_SECONDS)
+
+
 def tune_worker() -> None:
     tune_malloc()
     tune_gc()
+    tune_gil()

@@ -8,9 +8,12 @@ import pytest
 
 SCRIPT = """
 import gc
-from switchgate.cli.worker_tuning import GC_THRESHOLDS, tune_gc, tune_malloc
+import sys
+from switchgate.cli.worker_tuning import GC_THRESHOLDS, GIL_SWITCH_SECONDS, tune_worker
+from switchgate.cli.worker_tuning import tune_malloc
 malloc = tune_malloc()
-tune_gc()
+tune_worker()
+assert sys.getswitchinterval() == GIL_SWITCH_SECONDS
 assert gc.get_threshold() == GC_THRESHOLDS, gc.get_threshold()
 assert gc.get_freeze_count() > 1000, gc.get_freeze_count()
 big = bytearray(600_000)  # above the mmap threshold: its own mapping, freed at once

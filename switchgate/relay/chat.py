@@ -19,7 +19,7 @@ from switchgate.errors import ErrorKind, GatewayError
 from switchgate.providers.base import ChatProvider, Target
 from switchgate.relay.asgi import SSE_HEADERS, ClientGone, Responder
 from switchgate.relay.outcome import Outcome
-from switchgate.relay.upstream import UpstreamResponse, iter_body, read_all
+from switchgate.relay.upstream import UpstreamResponse, iter_batches, iter_body, read_all
 from switchgate.routing.channels import Channel
 from switchgate.routing.selector import plan
 from switchgate.state import AppState
@@ -247,11 +247,14 @@ async def _translate_stream(
     outcome = call.outcome
     keepalive = _KeepAlive(responder, getattr(encoder, "ping", None))
     try:
-        async for chunk in iter_body(response):
+        # Events that arrived together leave together: one write per burst, not per event
+        # (passed-through streams, by contrast, are forwarded chunk for chunk).
+        async for chunks in iter_batches(response):
             out = []
-            for event in decoder.feed(chunk):
-                accumulator.add(event)
-                out.append(encoder.encode(event))
+            for chunk in chunks:
+                for event in decoder.feed(chunk):
+                    accumulator.add(event)
+                    out.append(encoder.encode(event))
             data = b"".join(out)
             if data:
                 outcome.first_byte()

@@ -115,6 +115,24 @@ class UpstreamResponse:
                 timer.cancel()
                 self._waiter = None
 
+    async def next_chunks(self) -> list[bytes]:
+        """Every piece of the body that has arrived (at least one: waits like
+        `next_chunk`), or [] at its end. For consumers that re-encode what they get and
+        gain nothing by taking pieces one at a time."""
+        if not self._chunks:
+            first = await self.next_chunk()
+            if not first:
+                return []
+            if not self._chunks:
+                return [first]
+            taken = [first, *self._chunks]
+        else:
+            taken = list(self._chunks)
+        self._chunks.clear()
+        self._buffered = 0
+        self._conn.resume()
+        return taken
+
     async def read(self) -> bytes:
         """The whole (rest of the) body."""
         if self._done and self._error is None:  # the usual case: it came with the headers

@@ -16,7 +16,7 @@ from switchgate.settings import Timeouts
 if TYPE_CHECKING:
     import aiohttp
 
-__all__ = ["UpstreamClient", "UpstreamResponse", "iter_body", "read_all"]
+__all__ = ["UpstreamClient", "UpstreamResponse", "iter_batches", "iter_body", "read_all"]
 
 
 class UpstreamClient:
@@ -126,6 +126,19 @@ async def iter_body(response: UpstreamResponse) -> AsyncIterator[bytes]:
         if not chunk:
             return
         yield chunk
+
+
+async def iter_batches(response: UpstreamResponse) -> AsyncIterator[list[bytes]]:
+    """Like iter_body, but everything that has arrived at once: a burst of events read in
+    one go is handed over together (and can be answered with one write)."""
+    while True:
+        try:
+            chunks = await response.next_chunks()
+        except (TimeoutError, UpstreamConnectionError) as exc:
+            raise _body_error(exc, "The upstream stopped sending (idle timeout).") from exc
+        if not chunks:
+            return
+        yield chunks
 
 
 async def read_all(response: UpstreamResponse) -> bytes:

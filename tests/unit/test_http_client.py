@@ -24,7 +24,7 @@ from switchgate.errors import ErrorKind, GatewayError
 from switchgate.providers.base import UpstreamRequest
 from switchgate.relay.http1 import HIGH_WATER, UpstreamConnectionError
 from switchgate.relay.http_pool import ConnectionPool, HeaderInjection, parse_url, request_head
-from switchgate.relay.upstream import UpstreamClient, iter_body, read_all
+from switchgate.relay.upstream import UpstreamClient, iter_batches, iter_body, read_all
 from switchgate.settings import Timeouts
 
 LOOPS = ["asyncio", "uvloop"]
@@ -495,6 +495,35 @@ def test_extra_bytes_after_a_response_retire_the_connection(loop_kind: str) -> N
         assert await fetch(c, post(url)) == (200, b"ok")
         assert await fetch(c, post(url)) == (200, b"ok")
         assert seen.connections == 2  # the first connection was not reused
+        await c.close()
+        server.close()
+
+    run(loop_kind, main())
+
+
+@pytest.mark.parametrize("loop_kind", LOOPS)
+def test_next_chunks_hands_over_everything_that_arrived(loop_kind: str) -> None:
+    async def main() -> None:
+        go = asyncio.Event()
+
+        async def burst(writer: asyncio.StreamWriter, n: int) -> None:
+            writer.write(b"HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n")
+            writer.write(b"1\r\na\r\n1\r\nb\r\n1\r\nc\r\n")  # three chunks in one write
+            await writer.drain()
+            await go.wait()
+            writer.write(b"1\r\nd\r\n0\r\n\r\n")
+            await writer.drain()
+
+        url, _, server = await serve(burst)
+        c = client()
+        await c.start()
+        response = await c.send(post(url))
+        batches = []
+        async for chunks in iter_batches(response):
+            batches.append(chunks)
+            go.set()
+        response.release()
+        assert batches == [[b"a", b"b", b"c"], [b"d"]]
         await c.close()
         server.close()
 

@@ -144,16 +144,24 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / CLK_TCK
 
 
+_MEMORY_FIELDS = {
+    "VmRSS:": "rss_mb",  # resident now
+    "VmHWM:": "hwm_mb",  # resident at its peak
+    "RssAnon:": "anon_mb",  # of the resident: heap and other private memory
+    "RssFile:": "file_mb",  # of the resident: mapped files (code, shared libraries)
+}
+
+
 def memory_mb(pid: int) -> dict[str, float]:
-    """VmRSS (now) and VmHWM (peak) of one process, in MB."""
-    out = {"rss_mb": 0.0, "hwm_mb": 0.0}
+    """VmRSS (now), VmHWM (peak) and the anonymous / file-backed parts of VmRSS of one
+    process, in MB."""
+    out = dict.fromkeys(_MEMORY_FIELDS.values(), 0.0)
     try:
         with open(f"/proc/{pid}/status") as f:
             for line in f:
-                if line.startswith("VmRSS:"):
-                    out["rss_mb"] = round(int(line.split()[1]) / 1024, 1)
-                elif line.startswith("VmHWM:"):
-                    out["hwm_mb"] = round(int(line.split()[1]) / 1024, 1)
+                key = _MEMORY_FIELDS.get(line.split(maxsplit=1)[0]) if line.strip() else None
+                if key:
+                    out[key] = round(int(line.split()[1]) / 1024, 1)
     except OSError:
         pass
     return out

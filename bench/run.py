@@ -269,6 +269,7 @@ def soak(seconds: float, work: Path) -> dict[str, Any]:
                     "t": round(time.perf_counter() - started, 1),
                     "memory": _memory(running.proc),
                     "requests": total,
+                    "database_mb": _dir_mb(work / "switchgate-data"),
                 }
             )
             print(f"  soak t={samples[-1]['t']:>6}s {samples[-1]['memory']}", flush=True)
@@ -278,17 +279,36 @@ def soak(seconds: float, work: Path) -> dict[str, Any]:
     return {"seconds": seconds, "samples": samples, "requests": total, **_growth(samples)}
 
 
+def _dir_mb(path: Path) -> float:
+    """Size of the files in a directory (the gateway's SQLite database and its WAL)."""
+    files = [f for f in path.glob("*") if f.is_file()] if path.is_dir() else []
+    return round(sum(f.stat().st_size for f in files) / 1e6, 1)
+
+
 def _growth(samples: list[dict[str, Any]]) -> dict[str, Any]:
-    """RSS after the first fifth of the run (warmed up) against the end of it."""
-    rss = [(x["t"], x["memory"][0]["rss_mb"]) for x in samples if x["memory"]]
-    if len(rss) < 3:
+    """RSS after the first fifth of the run (warmed up) against the end of it, and the
+    growth of each half of the warmed-up part: memory that levels off grows less in the
+    second half; a leak grows as much or more."""
+    rows = [(x["t"], x["memory"][0]) for x in samples if x["memory"]]
+    if len(rows) < 5:
         return {}
-    warm = next(r for t, r in rss if t >= rss[-1][0] / 5)
+    end_t = rows[-1][0]
+    warm_i = next(i for i, (t, _) in enumerate(rows) if t >= end_t / 5)
+    mid_i = next(i for i, (t, _) in enumerate(rows) if t >= (rows[warm_i][0] + end_t) / 2)
+    warm, mid, end = rows[warm_i][1], rows[mid_i][1], rows[-1][1]
+
+    def grew(a: dict[str, float], b: dict[str, float], key: str) -> float:
+        return round(b.get(key, 0.0) - a.get(key, 0.0), 1)
+
     return {
-        "rss_warm_mb": warm,
-        "rss_end_mb": rss[-1][1],
-        "rss_max_mb": max(r for _, r in rss),
-        "growth_after_warmup_mb": round(rss[-1][1] - warm, 1),
+        "rss_warm_mb": warm["rss_mb"],
+        "rss_end_mb": end["rss_mb"],
+        "rss_max_mb": max(m["rss_mb"] for _, m in rows),
+        "growth_after_warmup_mb": grew(warm, end, "rss_mb"),
+        "growth_first_half_mb": grew(warm, mid, "rss_mb"),
+        "growth_second_half_mb": grew(mid, end, "rss_mb"),
+        "anon_growth_after_warmup_mb": grew(warm, end, "anon_mb"),
+        "file_growth_after_warmup_mb": grew(warm, end, "file_mb"),
     }
 
 

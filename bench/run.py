@@ -229,7 +229,9 @@ def _meta(mode: str, duration: float, warmup: float) -> dict[str, Any]:
             "cpus": os.cpu_count(),
             "platform": platform.platform(),
             "python": platform.python_version(),
-            "shared": "other engineers were running test suites on this machine at the time",
+            # 1, 5 and 15 minute load averages when the run began: how busy the machine
+            # was with other work (this run adds to them only once it has started)
+            "load_average_at_start": [round(x, 2) for x in os.getloadavg()],
         },
         "pinning": {
             "load_generator_and_upstream": sorted(load_cpu),

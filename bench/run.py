@@ -16,6 +16,7 @@ import os
 import platform
 import re
 import resource
+import statistics
 import subprocess
 import sys
 import time
@@ -288,29 +289,29 @@ def _dir_mb(path: Path) -> float:
 
 
 def _growth(samples: list[dict[str, Any]]) -> dict[str, Any]:
-    """RSS after the first fifth of the run (warmed up) against the end of it, and the
-    growth of each half of the warmed-up part: memory that levels off grows less in the
-    second half; a leak grows as much or more."""
+    """How RSS moved after warm-up (the first fifth of the run: caches, pools and the
+    allocator's arenas filling up). Single samples jump by a few MB while a batch is in
+    flight, so the trend compares medians: the last third of the warmed-up samples
+    against the first third."""
     rows = [(x["t"], x["memory"][0]) for x in samples if x["memory"]]
-    if len(rows) < 5:
+    if len(rows) < 7:
         return {}
     end_t = rows[-1][0]
-    warm_i = next(i for i, (t, _) in enumerate(rows) if t >= end_t / 5)
-    mid_i = next(i for i, (t, _) in enumerate(rows) if t >= (rows[warm_i][0] + end_t) / 2)
-    warm, mid, end = rows[warm_i][1], rows[mid_i][1], rows[-1][1]
+    warm = [m for t, m in rows if t >= end_t / 5]
+    third = len(warm) // 3
 
-    def grew(a: dict[str, float], b: dict[str, float], key: str) -> float:
-        return round(b.get(key, 0.0) - a.get(key, 0.0), 1)
+    def median(part: list[dict[str, float]], key: str = "rss_mb") -> float:
+        return round(statistics.median(m.get(key, 0.0) for m in part), 1)
 
+    first, middle, last = warm[:third], warm[third:-third], warm[-third:]
     return {
-        "rss_warm_mb": warm["rss_mb"],
-        "rss_end_mb": end["rss_mb"],
+        "rss_warm_mb": warm[0]["rss_mb"],
+        "rss_end_mb": warm[-1]["rss_mb"],
         "rss_max_mb": max(m["rss_mb"] for _, m in rows),
-        "growth_after_warmup_mb": grew(warm, end, "rss_mb"),
-        "growth_first_half_mb": grew(warm, mid, "rss_mb"),
-        "growth_second_half_mb": grew(mid, end, "rss_mb"),
-        "anon_growth_after_warmup_mb": grew(warm, end, "anon_mb"),
-        "file_growth_after_warmup_mb": grew(warm, end, "file_mb"),
+        "rss_median_thirds_mb": [median(first), median(middle), median(last)],
+        "trend_mb": round(median(last) - median(first), 1),
+        "anon_trend_mb": round(median(last, "anon_mb") - median(first, "anon_mb"), 1),
+        "file_trend_mb": round(median(last, "file_mb") - median(first, "file_mb"), 1),
     }
 
 

@@ -156,13 +156,12 @@ def _rows(data: dict[str, Any], soak: dict[str, Any] | None) -> list[Row]:
     return rows
 
 
-# What "no growth" means here: after the first fifth of the run (caches, pools and the
-# allocator's arenas filling up), RSS rises by at most 5 MB in all, and the second half of
-# that stretch grows no more than the first (plus 0.5 MB of sampling noise): memory that
-# levels off, not memory that keeps climbing at a steady rate.
+# What "no growth" means here: over at least 30 minutes, after the first fifth of the run
+# (caches, pools and the allocator's arenas filling up), the median RSS of the last third
+# of the samples is at most 1 MB (about 1% of a worker) above the median of the first
+# third. Medians, because single samples jump by a few MB while a batch is in flight.
 SOAK_SECONDS = 1800
-SOAK_GROWTH_MB = 5.0
-SOAK_NOISE_MB = 0.5
+SOAK_TREND_MB = 1.0
 
 
 def _soak_measured(soak: dict[str, Any]) -> str:
@@ -171,22 +170,17 @@ def _soak_measured(soak: dict[str, Any]) -> str:
         f"{soak.get('rss_warm_mb')} MB warm -> {soak.get('rss_end_mb')} MB at the end "
         f"(max {soak.get('rss_max_mb')})"
     )
-    if "growth_second_half_mb" in soak:
-        text += (
-            f"; growth {soak['growth_first_half_mb']:+} MB in the first half after warm-up, "
-            f"{soak['growth_second_half_mb']:+} MB in the second"
-        )
+    if "rss_median_thirds_mb" in soak:
+        thirds = " / ".join(f"{m}" for m in soak["rss_median_thirds_mb"])
+        text += f"; medians of the thirds after warm-up {thirds} MB ({soak['trend_mb']:+} MB)"
     return text
 
 
 def _soak_flat(soak: dict[str, Any]) -> bool | None:
-    growth = soak.get("growth_after_warmup_mb")
-    if growth is None:
+    trend = soak.get("trend_mb")
+    if trend is None:
         return None
-    first = soak.get("growth_first_half_mb")
-    second = soak.get("growth_second_half_mb")
-    levelling = first is None or second is None or second <= max(first, 0.0) + SOAK_NOISE_MB
-    return soak["seconds"] >= SOAK_SECONDS and growth <= SOAK_GROWTH_MB and levelling
+    return soak["seconds"] >= SOAK_SECONDS and trend <= SOAK_TREND_MB
 
 
 def _verdict(ok: bool | None) -> str:

@@ -16,39 +16,53 @@ def _samples(rss: list[float], anon: list[float] | None = None) -> list[dict[str
     ]
 
 
-def test_memory_that_levels_off_is_flat() -> None:
-    # samples every 100 s for 1,000 s: warm at 200 s, halves split at 600 s
-    rss = [80, 100, 100.5, 101, 101.5, 102, 102.1, 102.2, 102.3, 102.4, 102.5]
+WARM_UP = [80.0, 100.0, 104.0]  # t = 0, 100, 200: before the first fifth of 1,400 s
+
+
+def test_a_plateau_with_spikes_is_flat() -> None:
+    rss = [
+        *WARM_UP,
+        110,
+        110.2,
+        113.5,
+        110.1,
+        109.9,
+        112.8,
+        110.0,
+        110.3,
+        110.1,
+        113.7,
+        110.2,
+        110.4,
+    ]
     growth = _growth(_samples(rss))
-    assert growth["rss_warm_mb"] == 100.5
-    assert growth["growth_after_warmup_mb"] == 2.0
-    assert growth["growth_first_half_mb"] == 1.6
-    assert growth["growth_second_half_mb"] == 0.4
+    assert growth["rss_median_thirds_mb"] == [110.2, 110.2, 110.3]
+    assert growth["trend_mb"] == 0.1
+    assert growth["rss_max_mb"] == 113.7
     assert _soak_flat({"seconds": 1800, **growth}) is True
 
 
-def test_a_steady_climb_is_growth_even_when_small() -> None:
-    rss = [80, 100, 100.2, 100.4, 100.6, 100.8, 101.4, 102.0, 102.6, 103.2, 103.8]
+def test_a_steady_climb_is_growth_even_when_each_step_is_small() -> None:
+    rss = [*WARM_UP, *(110 + 0.25 * i for i in range(12))]
     growth = _growth(_samples(rss))
-    assert growth["growth_second_half_mb"] > growth["growth_first_half_mb"] + 0.5
+    assert growth["trend_mb"] == 2.0
     assert _soak_flat({"seconds": 1800, **growth}) is False
 
 
-def test_large_growth_or_a_short_soak_is_not_flat() -> None:
-    rss = [80, 100, 104, 107, 109, 110, 110.5, 111, 111.2, 111.3, 111.4]
-    assert _soak_flat({"seconds": 1800, **_growth(_samples(rss))}) is False
-    flat = [80, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100]
+def test_a_short_soak_is_not_enough() -> None:
+    flat = [*WARM_UP, *[110.0] * 12]
     assert _soak_flat({"seconds": 600, **_growth(_samples(flat))}) is False
     assert _soak_flat({"seconds": 1800, **_growth(_samples(flat))}) is True
 
 
-def test_anonymous_and_file_backed_growth_are_told_apart() -> None:
-    rss = [80, 100, 100, 101, 101, 102]
-    growth = _growth(_samples(rss, anon=[60, 80, 80, 81, 81, 82]))
-    assert growth["anon_growth_after_warmup_mb"] == 2.0
-    assert growth["file_growth_after_warmup_mb"] == 0.0
+def test_anonymous_and_file_backed_memory_are_told_apart() -> None:
+    rss = [*WARM_UP, 110, 110, 110, 110, 112, 112, 112, 112, 114, 114, 114, 114]
+    anon = [r - 20 for r in rss]
+    growth = _growth(_samples(rss, anon=anon))
+    assert growth["anon_trend_mb"] == 4.0
+    assert growth["file_trend_mb"] == 0.0
 
 
 def test_too_few_samples_give_no_verdict() -> None:
-    assert _growth(_samples([80, 90])) == {}
+    assert _growth(_samples([80, 90, 100])) == {}
     assert _soak_flat({"seconds": 1800}) is None

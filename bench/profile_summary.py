@@ -2,8 +2,10 @@
 
     python -m bench.profile_summary /tmp/prof/switchgate-pass-whole-l0-c64.txt [...]
 
-Each sample is one stack of one thread. Samples of threads other than the event loop's
-(the SQLite driver's worker thread, mainly) are counted apart. A sample of the event-loop
+Each sample is one stack of one thread. Samples of a thread that was only waiting (the
+SQLite driver's thread waiting for work) are left out; the percentages are of the busy
+samples. Threads other than the event loop's (the SQLite driver's, mainly) are counted
+apart. A sample of the event-loop
 thread is charged to the part of the code that owns its innermost frame: time inside a C
 call (a socket send, orjson, httptools) lands on the Python function that called it, so
 "upstream client" includes the system calls it makes. Prints one Markdown table, a column
@@ -12,6 +14,7 @@ per file, each cell the percentage of that file's samples.
 
 from __future__ import annotations
 
+import inspect
 import re
 import sys
 from collections import Counter
@@ -22,17 +25,18 @@ from pathlib import Path
 PARTS: tuple[tuple[str, str], ...] = (
     ("upstream client (own HTTP/1.1 pool)", r"switchgate/relay/(http1|http_pool|upstream)\.py"),
     ("usage meters, SSE framing", r"switchgate/providers/(meters|sse_blocks|sse)\.py"),
-    ("translation (dialects, providers)", r"switchgate/(dialects|providers|core)/"),
+    ("dialects and providers (parse, translate, usage)", r"switchgate/(dialects|providers|core)/"),
     ("policy: auth, limits, holds, billing", r"switchgate/(accounts|billing|ratelimit|routing)/"),
     ("metrics", r"switchgate/observability/"),
     ("relay (routing the call, streaming)", r"switchgate/relay/"),
     ("rest of switchgate", r"switchgate/"),
     ("database layer on the loop (SQLAlchemy, aiosqlite)", r"sqlalchemy/|aiosqlite/"),
-    ("HTTP server (uvicorn, starlette)", r"uvicorn/|starlette/"),
-    ("event loop and asyncio", r"asyncio/|uvloop/"),
+    ("HTTP server (uvicorn, starlette; includes its socket writes)", r"uvicorn/|starlette/"),
+    ("event loop (uvloop: polling, socket reads) and asyncio", r"asyncio/|uvloop/"),
 )
-OTHER_THREADS = "other threads (the SQLite driver's thread)"
+OTHER_THREADS = "other threads, working (the SQLite driver's thread)"
 UNMATCHED = "other (interpreter, libraries)"
+IDLE = "idle"
 _FRAME_FILE = re.compile(r"\(([^()]*?)(?::\d+)?\)$")
 
 
@@ -45,7 +49,25 @@ def _files(stack: str) -> list[str]:
     return out
 
 
+def _aiosqlite_wait() -> str:
+    """The frame of aiosqlite's thread while it waits for work (`tx.get()`, a C queue,
+    so no Python frame below it): py-spy does not recognise that wait as idle."""
+    try:
+        import aiosqlite.core
+    except ImportError:
+        return "-"
+    lines, first = inspect.getsourcelines(aiosqlite.core._connection_worker_thread)
+    at = next((first + i for i, line in enumerate(lines) if "tx.get()" in line), 0)
+    return f"_connection_worker_thread (aiosqlite/core.py:{at})"
+
+
+IDLE_FRAMES = frozenset({_aiosqlite_wait()})
+
+
 def classify(stack: str) -> str:
+    """The part a sample belongs to; IDLE for a thread that was only waiting."""
+    if stack.rsplit(";", 1)[-1].strip() in IDLE_FRAMES:
+        return IDLE
     files = _files(stack)
     if any("threading.py" in f for f in files[:3]):
         return OTHER_THREADS
@@ -73,10 +95,11 @@ def markdown(results: dict[str, Counter[str]]) -> str:
     for part in order:
         cells = []
         for name in names:
-            total = sum(results[name].values()) or 1
+            total = sum(n for part, n in results[name].items() if part != IDLE) or 1
             cells.append(f"{100 * results[name][part] / total:.0f}%")
         lines.append(f"| {part} | " + " | ".join(cells) + " |")
-    lines.append("| samples | " + " | ".join(str(sum(results[n].values())) for n in names) + " |")
+    busy = [sum(n for part, n in results[name].items() if part != IDLE) for name in names]
+    lines.append("| samples (busy) | " + " | ".join(str(n) for n in busy) + " |")
     return "\n".join(lines)
 
 

@@ -1,5 +1,4 @@
-"""`switchgate serve`: migrate, apply --config, then run uvicorn (uvloop + httptools, with
-the response head joined to the body: see http_protocol.py)."""
+"""`switchgate serve`: migrate, apply --config, then run uvicorn (uvloop + httptools)."""
 
 import asyncio
 import logging
@@ -11,7 +10,6 @@ import uvicorn
 
 from switchgate.accounts.bootstrap import ensure_admin
 from switchgate.cli.config_file import apply_config, read_config
-from switchgate.cli.http_protocol import HeadJoiningHttpToolsProtocol
 from switchgate.cli.worker_tuning import tune_worker
 from switchgate.settings import Settings
 from switchgate.storage import migrate
@@ -66,7 +64,7 @@ def serve(
         port=port,
         workers=workers,
         loop="uvloop",
-        http=HeadJoiningHttpToolsProtocol,  # httptools; a response's head and body in one write
+        http="httptools",
         lifespan="on",
         access_log=False,
         log_level=settings.log_level,

@@ -2,7 +2,15 @@
 
 from __future__ import annotations
 
-from bench.profile_summary import OTHER_THREADS, UNMATCHED, classify, markdown, summarise
+from bench.profile_summary import (
+    IDLE,
+    IDLE_FRAMES,
+    OTHER_THREADS,
+    UNMATCHED,
+    classify,
+    markdown,
+    summarise,
+)
 
 LOOP = "<module> (switchgate/__main__.py:3);run (asyncio/runners.py:118)"
 SEND = "write (switchgate/relay/http1.py:210)"
@@ -15,7 +23,7 @@ def test_innermost_switchgate_frame_wins_over_the_server_that_called_it() -> Non
 
 def test_server_frames_without_switchgate_inside_are_the_server() -> None:
     stack = f"{LOOP};data_received (uvicorn/protocols/http/httptools_impl.py:120)"
-    assert classify(stack) == "HTTP server (uvicorn, starlette)"
+    assert classify(stack).startswith("HTTP server (uvicorn, starlette")
 
 
 def test_threads_are_counted_apart() -> None:
@@ -40,4 +48,13 @@ def test_summary_weights_stacks_by_their_sample_count() -> None:
     assert counts[UNMATCHED] == 1
     table = markdown({"whole": counts})
     assert "| usage meters, SSE framing | 60% |" in table
-    assert "| samples | 5 |" in table
+    assert "| samples (busy) | 5 |" in table
+
+
+def test_the_database_thread_waiting_for_work_is_idle_and_left_out() -> None:
+    (wait,) = IDLE_FRAMES
+    assert wait.startswith("_connection_worker_thread (aiosqlite/core.py:")
+    waiting = f"_bootstrap (threading.py:1002);run (threading.py:982);{wait}"
+    assert classify(waiting) == IDLE
+    counts = summarise(f"{waiting} 9\n{LOOP};{SEND} 1")
+    assert "| upstream client (own HTTP/1.1 pool) | 100% |" in markdown({"x": counts})

@@ -69,14 +69,15 @@ class AppState:
         db = Database(settings.resolved_database_url())
         redis = Redis.from_url(settings.redis_url) if settings.redis_url else None
         holder = f"{socket.gethostname()}:{os.getpid()}:{random.getrandbits(32):08x}"
+        recorder = Recorder(db, holder, settings.flush_seconds)
         state = cls(
             settings=settings,
             db=db,
             box=SecretBox.load(settings.secret_key, settings.data_dir),
             holder=holder,
             book=BalanceBook(db, holder, chunk=UNITS_PER_USD),
-            recorder=Recorder(db, holder, settings.flush_seconds),
-            tokens=TokenCache(db),
+            recorder=recorder,
+            tokens=TokenCache(db, recorder.token_spend),
             upstream=UpstreamClient(settings.timeouts),
             providers=chat_providers(),
             redis=redis,

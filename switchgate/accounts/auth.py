@@ -1,7 +1,9 @@
 """Token -> Principal, served from memory; the database is asked once per unknown token.
 
 The cache is emptied whenever the config version changes (a token was created, revoked,
-edited), so a revoked token stops working within one poll interval.
+edited), so a revoked token stops working within one poll interval. What this process
+charged a token since its `quota_used` was read is kept apart (billing/token_spend.py),
+so emptying the cache never forgets a charge that is not in the database yet.
 """
 
 import ipaddress
@@ -11,6 +13,7 @@ from sqlalchemy import select
 
 from switchgate import jsonutil
 from switchgate.accounts.keys import hash_token
+from switchgate.billing.token_spend import TokenSpend
 from switchgate.storage.db import Database
 from switchgate.storage.tables import tokens, users
 
@@ -25,18 +28,25 @@ class Principal:
     active: bool  # token active and user active
     expires_at: int | None
     quota_limit: int | None
-    quota_used: int  # as loaded, plus what this process charged since
+    quota_used: int  # as loaded
+
     allowed_models: frozenset[str] | None
     allowed_networks: tuple[IPNetwork, ...] | None
     rpm_limit: int | None
     email: str = ""
     role: str = "user"
-    spent_here: int = field(default=0)
+    spend_mark: int = field(default=0)  # TokenSpend.mark when quota_used was read
+
+
+# A read that saw this many commits of this process's charges happen while it ran gives
+# up re-reading and takes the newest mark (it may then miss one batch of charges).
+_READ_ATTEMPTS = 3
 
 
 class TokenCache:
-    def __init__(self, db: Database, max_negative: int = 10_000) -> None:
+    def __init__(self, db: Database, spend: TokenSpend, max_negative: int = 10_000) -> None:
         self._db = db
+        self._spend = spend
         self._known: dict[str, Principal] = {}
         self._unknown: set[str] = set()
         self._max_negative = max_negative
@@ -62,6 +72,19 @@ class TokenCache:
         return principal
 
     async def _load(self, key_hash: str) -> Principal | None:
+        """Read the token; its spend mark is taken with no commit of this process's charges
+        during the read, so the mark matches what the read saw."""
+        principal = None
+        for _ in range(_READ_ATTEMPTS):
+            generation = self._spend.generation
+            principal = await self._read(key_hash)
+            if principal is None or self._spend.generation == generation:
+                break
+        if principal is not None:
+            principal.spend_mark = self._spend.mark(principal.token_id)
+        return principal
+
+    async def _read(self, key_hash: str) -> Principal | None:
         query = (
             select(
                 tokens.c.id,

@@ -17,6 +17,7 @@ from typing import Any
 from sqlalchemy import Table, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
+from switchgate.billing.token_spend import TokenSpend
 from switchgate.storage.db import Database
 from switchgate.storage.tables import balance_leases, ledger, request_logs, tokens, users
 
@@ -62,10 +63,13 @@ class Recorder:
         self._flush_lock = asyncio.Lock()
         self.flushed = 0
         self.observers: list[Callable[[Record], None]] = []
+        self.token_spend = TokenSpend()  # what tokens' quota_used does not show yet
 
     def add(self, record: Record) -> None:
         for observe in self.observers:
             observe(record)
+        if record.cost and record.user_id is not None and record.token_id is not None:
+            self.token_spend.charged(record.token_id, record.cost)
         self._queue.append(record)
         if len(self._queue) >= self._batch_size:
             self._wake.set()
@@ -157,6 +161,7 @@ class Recorder:
                     )
                 )
             await _insert_many(conn, request_logs, log_rows)
+        self.token_spend.written(token_spend)
 
     async def close(self) -> None:
         if self._task is not None:

@@ -103,7 +103,9 @@ async def api_actor(request: Request) -> Actor:
     if token is not None:
         try:
             principal = policy.check_principal(
-                await state.tokens.resolve(policy.require_token(token)), client_ip(request)
+                await state.tokens.resolve(policy.require_token(token)),
+                client_ip(request),
+                state.recorder.token_spend,
             )
         except GatewayError as err:
             raise ApiError(401, err.message, "unauthorized") from err

@@ -85,7 +85,6 @@ def _settle(state: AppState, call: ChatCall, price: Price) -> int:
     outcome = call.outcome
     cost = token_cost(price, outcome.usage) if outcome.usage is not None else 0
     outcome.cost = cost
-    call.principal.spent_here += cost
     return cost
 
 

@@ -31,7 +31,9 @@ def bearer_token(headers: Mapping[str, str]) -> str | None:
 
 async def admit(state: AppState, token: str | None, client_ip: str | None) -> Principal:
     token = policy.require_token(token)
-    principal = policy.check_principal(await state.tokens.resolve(token), client_ip)
+    principal = policy.check_principal(
+        await state.tokens.resolve(token), client_ip, state.recorder.token_spend
+    )
     if principal.rpm_limit:
         wait = await state.limiter.hit(principal.token_id, principal.rpm_limit)
         if wait is not None:

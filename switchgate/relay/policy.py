@@ -4,6 +4,7 @@ import ipaddress
 import time
 
 from switchgate.accounts.auth import Principal
+from switchgate.billing.token_spend import TokenSpend
 from switchgate.catalog import Catalog
 from switchgate.errors import ErrorKind, GatewayError
 
@@ -24,7 +25,9 @@ def require_token(token: str | None) -> str:
     return token
 
 
-def check_principal(principal: Principal | None, client_ip: str | None) -> Principal:
+def check_principal(
+    principal: Principal | None, client_ip: str | None, spend: TokenSpend
+) -> Principal:
     if principal is None or not principal.active:
         raise GatewayError(
             ErrorKind.AUTHENTICATION,
@@ -48,7 +51,8 @@ def check_principal(principal: Principal | None, client_ip: str | None) -> Princ
             )
     if (
         principal.quota_limit is not None
-        and principal.quota_used + principal.spent_here >= principal.quota_limit
+        and principal.quota_used + spend.since(principal.token_id, principal.spend_mark)
+        >= principal.quota_limit
     ):
         raise GatewayError(
             ErrorKind.INSUFFICIENT_BALANCE,

@@ -241,10 +241,9 @@ class _Session:
         user_id = self.principal.user_id
         self.state.book.settle(user_id, self.held, cost)
         self.held = 0
-        self.principal.spent_here += cost
         self._record(usage.usage if usage is not None else None, cost)
         try:
-            policy.check_principal(self.principal, self.ip)
+            policy.check_principal(self.principal, self.ip, self.state.recorder.token_spend)
             await self.state.book.hold(user_id, self.hold)
         except GatewayError as err:
             await self._error(err)

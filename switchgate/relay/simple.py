@@ -196,9 +196,7 @@ async def _run(
         for_each = plan(channels, state.health, state.rng)
         await _attempt(state, exchange, for_each, price, outcome, responder, dialect)
     finally:
-        cost = outcome.cost
-        principal.spent_here += cost
-        state.book.settle(principal.user_id, held, cost)
+        state.book.settle(principal.user_id, held, outcome.cost)
 
 
 async def _attempt(

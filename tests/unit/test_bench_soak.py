@@ -1,10 +1,10 @@
-"""The soak's growth statistics and its verdict (bench/run.py, bench/verdicts.py)."""
+"""The soak's growth statistics and its verdict (bench/soak_stats.py, bench/verdicts.py)."""
 
 from __future__ import annotations
 
 from typing import Any
 
-from bench.run import _growth
+from bench.soak_stats import growth
 from bench.verdicts import _soak_flat
 
 
@@ -35,34 +35,34 @@ def test_a_plateau_with_spikes_is_flat() -> None:
         110.2,
         110.4,
     ]
-    growth = _growth(_samples(rss))
-    assert growth["rss_median_thirds_mb"] == [110.2, 110.2, 110.3]
-    assert growth["trend_mb"] == 0.1
-    assert growth["rss_max_mb"] == 113.7
-    assert _soak_flat({"seconds": 1800, **growth}) is True
+    stats = growth(_samples(rss))
+    assert stats["rss_median_thirds_mb"] == [110.2, 110.2, 110.3]
+    assert stats["trend_mb"] == 0.1
+    assert stats["rss_max_mb"] == 113.7
+    assert _soak_flat({"seconds": 1800, **stats}) is True
 
 
 def test_a_steady_climb_is_growth_even_when_each_step_is_small() -> None:
     rss = [*WARM_UP, *(110 + 0.25 * i for i in range(12))]
-    growth = _growth(_samples(rss))
-    assert growth["trend_mb"] == 2.0
-    assert _soak_flat({"seconds": 1800, **growth}) is False
+    stats = growth(_samples(rss))
+    assert stats["trend_mb"] == 2.0
+    assert _soak_flat({"seconds": 1800, **stats}) is False
 
 
 def test_a_short_soak_is_not_enough() -> None:
     flat = [*WARM_UP, *[110.0] * 12]
-    assert _soak_flat({"seconds": 600, **_growth(_samples(flat))}) is False
-    assert _soak_flat({"seconds": 1800, **_growth(_samples(flat))}) is True
+    assert _soak_flat({"seconds": 600, **growth(_samples(flat))}) is False
+    assert _soak_flat({"seconds": 1800, **growth(_samples(flat))}) is True
 
 
 def test_anonymous_and_file_backed_memory_are_told_apart() -> None:
     rss = [*WARM_UP, 110, 110, 110, 110, 112, 112, 112, 112, 114, 114, 114, 114]
     anon = [r - 20 for r in rss]
-    growth = _growth(_samples(rss, anon=anon))
-    assert growth["anon_trend_mb"] == 4.0
-    assert growth["file_trend_mb"] == 0.0
+    stats = growth(_samples(rss, anon=anon))
+    assert stats["anon_trend_mb"] == 4.0
+    assert stats["file_trend_mb"] == 0.0
 
 
 def test_too_few_samples_give_no_verdict() -> None:
-    assert _growth(_samples([80, 90, 100])) == {}
+    assert growth(_samples([80, 90, 100])) == {}
     assert _soak_flat({"seconds": 1800}) is None

@@ -29,7 +29,6 @@ class Principal:
     expires_at: int | None
     quota_limit: int | None
     quota_used: int  # as loaded
-
     allowed_models: frozenset[str] | None
     allowed_networks: tuple[IPNetwork, ...] | None
     rpm_limit: int | None

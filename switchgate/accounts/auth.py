@@ -40,6 +40,7 @@ class Principal:
 # A read that saw this many commits of this process's charges happen while it ran gives
 # up re-reading and takes the newest mark (it may then miss one batch of charges).
 _READ_ATTEMPTS = 3
+_REFRESH_BATCH = 500  # token ids per query of refresh_spend
 
 
 class TokenCache:
@@ -82,6 +83,27 @@ class TokenCache:
         if principal is not None:
             principal.spend_mark = self._spend.mark(principal.token_id)
         return principal
+
+    async def refresh_spend(self) -> None:
+        """Re-read `quota_used` of the cached tokens that have a spending limit, so what
+        other processes spent on them counts here within one poll interval (between
+        config changes the cache would otherwise keep the value it first read)."""
+        limited = {p.token_id: p for p in self._known.values() if p.quota_limit is not None}
+        ids = list(limited)
+        for start in range(0, len(ids), _REFRESH_BATCH):
+            batch = ids[start : start + _REFRESH_BATCH]
+            query = select(tokens.c.id, tokens.c.quota_used).where(tokens.c.id.in_(batch))
+            rows: list[tuple[int, int]] = []
+            for _ in range(_READ_ATTEMPTS):
+                generation = self._spend.generation
+                async with self._db.connect() as conn:
+                    rows = [(row.id, row.quota_used) for row in await conn.execute(query)]
+                if self._spend.generation == generation:
+                    break
+            for token_id, used in rows:
+                principal = limited[token_id]
+                principal.quota_used = used
+                principal.spend_mark = self._spend.mark(token_id)
 
     async def _read(self, key_hash: str) -> Principal | None:
         query = (

@@ -14,9 +14,9 @@ so what it has not seen is `unwritten + written - W`. `generation` moves with ev
 a reader that saw it move during its read reads again (see accounts/auth.py), so W is
 never taken from a commit the read may or may not have seen.
 
-Spend committed by other processes shows once this process reloads the token (on the next
-config change): between two reloads, a token shared by several processes can overshoot its
-limit by what the others spent.
+Spend committed by other processes shows once this process re-reads the token's
+`quota_used` (TokenCache.refresh_spend, every config poll): a token shared by several
+processes can overshoot its limit by what the others spent in the meantime.
 """
 
 from collections.abc import Mapping

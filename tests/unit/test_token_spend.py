@@ -3,8 +3,10 @@ database yet and however often the token cache is emptied (billing/token_spend.p
 
 from collections.abc import AsyncIterator
 from pathlib import Path
+from typing import Any
 
 import pytest
+from sqlalchemy import event as sqlalchemy_event
 
 from switchgate.accounts.auth import Principal, TokenCache
 from switchgate.accounts.service import create_token, create_user
@@ -28,6 +30,13 @@ def test_charges_move_from_unwritten_to_written() -> None:
     assert spend.since(7, spend.mark(7)) == 3  # loaded after it: the 5 are in quota_used
     spend.written({7: 3})
     assert spend.since(7, spend.mark(7)) == 0
+
+
+def _log_to(statements: list[str]) -> Any:
+    def log(conn: Any, cursor: Any, statement: str, *args: Any) -> None:
+        statements.append(statement)
+
+    return log
 
 
 class Fixture:
@@ -121,3 +130,37 @@ async def test_a_flush_during_the_read_makes_the_cache_read_again(
     assert reads == 2
     assert principal.quota_used == 6
     assert fx.recorder.token_spend.since(fx.token_id, principal.spend_mark) == 0
+
+
+async def test_spend_of_other_processes_counts_after_a_refresh(fx: Fixture) -> None:
+    other = Fixture(fx.db, fx.token, fx.token_id, fx.user_id)  # a second worker
+    await fx.check()
+    await other.check()
+    other.charge(7, 1)
+    await other.recorder.flush()  # the other worker's 7 are in the database
+    fx.charge(2, 2)  # 9 of 10 in truth; this worker still knows only its own 2
+    await fx.check()
+    await fx.cache.refresh_spend()
+    principal = await fx.check()  # 7 + 2: still under the limit, nothing counted twice
+    assert principal.quota_used == 7
+    fx.charge(1, 3)
+    with pytest.raises(GatewayError):
+        await fx.check()  # 10 of 10
+    await fx.recorder.flush()
+    await fx.cache.refresh_spend()  # 10 read back from the database, none twice
+    principal = fx.cache._known[next(iter(fx.cache._known))]
+    assert principal.quota_used == 10
+    assert fx.recorder.token_spend.since(fx.token_id, principal.spend_mark) == 0
+
+
+async def test_refresh_reads_only_tokens_with_a_limit(fx: Fixture) -> None:
+    async with fx.db.begin() as conn:
+        free = await create_token(conn, fx.user_id, "no limit")
+    await fx.cache.resolve(free.token)
+    await fx.check()
+    statements: list[str] = []
+    engine = fx.db.engine.sync_engine
+    sqlalchemy_event.listen(engine, "before_cursor_execute", _log_to(statements))
+    await fx.cache.refresh_spend()
+    selects = [s for s in statements if s.startswith("SELECT")]
+    assert len(selects) == 1 and selects[0].count("?") == 1  # one id: the limited one

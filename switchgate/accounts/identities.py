@@ -1,5 +1,6 @@
 """Sign-in methods from OAuth providers, linked to accounts (several per account)."""
 
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 
 from sqlalchemy import delete, func, select
@@ -19,6 +20,18 @@ class ProviderIdentity:
     email: str | None
     email_verified: bool
     name: str | None = None
+
+
+class SignupLimited(AccountError):
+    """Too many sign-ups from the client's network; `wait` is the seconds to wait."""
+
+    def __init__(self, wait: int) -> None:
+        super().__init__("too many sign-ups from your network")
+        self.wait = wait
+
+
+# Counts one sign-up attempt: None if allowed, else the seconds to wait (not counted).
+SignupGate = Callable[[], Awaitable[int | None]]
 
 
 async def link(conn: AsyncConnection, user_id: int, ident: ProviderIdentity) -> None:
@@ -45,9 +58,16 @@ async def link(conn: AsyncConnection, user_id: int, ident: ProviderIdentity) -> 
     )
 
 
-async def sign_in(conn: AsyncConnection, ident: ProviderIdentity, *, signup_open: bool) -> int:
+async def sign_in(
+    conn: AsyncConnection,
+    ident: ProviderIdentity,
+    *,
+    signup_open: bool,
+    take_signup: SignupGate,
+) -> int:
     """The account this identity signs in to: the linked one; else the account with the
-    same (provider-verified) e-mail, which gets linked; else a new account."""
+    same (provider-verified) e-mail, which gets linked; else a new account, which counts
+    as a sign-up attempt (`take_signup`; SignupLimited when it refuses)."""
     owner = await conn.scalar(
         select(oauth_identities.c.user_id).where(
             oauth_identities.c.provider == ident.provider,
@@ -68,6 +88,9 @@ async def sign_in(conn: AsyncConnection, ident: ProviderIdentity, *, signup_open
         elif not signup_open:
             raise AccountError("sign-up is closed; ask the operator for an account")
         else:
+            wait = await take_signup()
+            if wait is not None:
+                raise SignupLimited(wait)
             user_id = (await create_user(conn, email)).id
         await link(conn, user_id, ident)
         await conn.execute(users.update().where(users.c.id == user_id).values(email_verified=True))

@@ -3,7 +3,8 @@
 - sign-in: failures per e-mail address and per client IP; a success clears the address's
   count (so a typo does not linger), the IP's count stays;
 - sign-up: attempts per client IP (every valid form counts, whether or not the address
-  was free, so probing for registered addresses is limited too);
+  was free, so probing for registered addresses is limited too; so does every GitHub /
+  Google sign-in that creates an account);
 - e-mails (verification resend, password reset): per address and per client IP.
 
 The counts live in Redis when it is configured (shared by every process and replica),

@@ -42,6 +42,10 @@ IMAGE: Final = "image"
 PER_CHARACTER: Final = "per_character"
 PER_MINUTE: Final = "per_minute"
 SECONDS_PER_MINUTE: Final = 60
+# Audio tokens per second of speech, for estimates only: the input tokens of a per-token
+# transcription the upstream reported no usage for, the duration of one that reported only
+# tokens (Realtime transcription at a per-minute price).
+AUDIO_TOKENS_PER_SECOND: Final = 10
 
 
 def _ceil_div(numerator: int, denominator: int) -> int:

@@ -13,18 +13,24 @@
   Each `response.done` is charged from its `usage` as it arrives (settle), logged as one
   request record, and the hold is taken again; when the balance cannot cover it, the client
   gets an `error` event and the session is closed (code 1000).
+- Input-audio transcription: each `conversation.item.input_audio_transcription.completed`
+  is charged the same way (settle, one record with endpoint `realtime.transcription`, hold
+  again) at the transcription model's price; see relay/realtime_transcription.py.
 """
 
 import asyncio
 import logging
+import re
 import time
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Final
 from urllib.parse import parse_qs, quote
 
 from switchgate import jsonutil
 from switchgate.accounts.auth import Principal
 from switchgate.billing.pricing import Price
 from switchgate.billing.realtime import realtime_cost, realtime_hold, realtime_usage
+from switchgate.billing.realtime_transcription import COMPLETED
+from switchgate.core.usage import Usage
 from switchgate.dialects.openai_chat.errors import openai_error_body, render_openai_error
 from switchgate.errors import ErrorKind, GatewayError, invalid
 from switchgate.relay import policy
@@ -32,6 +38,7 @@ from switchgate.relay.asgi import Receive, Scope, Send, client_ip, header_map
 from switchgate.relay.chat import target_for
 from switchgate.relay.gate import admit, bearer_token, new_request_id
 from switchgate.relay.outcome import Outcome
+from switchgate.relay.realtime_transcription import ENDPOINT, TranscriptionMeter
 from switchgate.routing.channels import Channel
 from switchgate.routing.selector import plan
 from switchgate.state import AppState
@@ -45,6 +52,12 @@ log = logging.getLogger("switchgate.realtime")
 PATH: Final = "/v1/realtime"
 SESSION_HOLD_INPUT_TOKENS: Final = 16_384
 _KEY_PROTOCOL: Final = "openai-insecure-api-key."
+# The upstream events the gateway reads (one scan of each text frame); anything else is
+# only relayed. Matched as a quoted JSON string, then checked on the parsed event's type.
+_WATCHED: Final = re.compile(
+    r'"(?:response\.done|session\.(?:created|updated)|'
+    r'conversation\.item\.input_audio_transcription\.completed)"'
+)
 
 
 def subprotocol_token(offered: list[str]) -> str | None:
@@ -156,7 +169,8 @@ async def serve(state: AppState, scope: Scope, receive: Receive, send: Send) -> 
 
 
 class _Session:
-    """One proxied connection: two pumps, and billing on every `response.done`."""
+    """One proxied connection: two pumps, and billing on every `response.done` and every
+    completed input-audio transcription."""
 
     def __init__(
         self,
@@ -175,6 +189,9 @@ class _Session:
         self.channel: Channel | None = None
         self.ip: str | None = None
         self.client_open = True
+        self.transcription = TranscriptionMeter(
+            f"user {principal.user_id}, token {principal.token_id}"
+        )
         self._since = time.perf_counter()
         self._since_ms = now_ms()
 
@@ -209,6 +226,8 @@ class _Session:
             if text is not None:
                 if "response.create" in text:
                     self._since, self._since_ms = time.perf_counter(), now_ms()
+                if '"session.update"' in text:
+                    self.transcription.learn_from_client(text)
                 await upstream.send_str(text)
             elif message.get("bytes") is not None:
                 await upstream.send_bytes(message["bytes"])
@@ -220,28 +239,46 @@ class _Session:
             if message.type == WSMsgType.TEXT:
                 text: str = message.data
                 await self._send({"type": "websocket.send", "text": text})
-                if '"response.done"' in text and not await self._bill(text):
+                if _WATCHED.search(text) is not None and not await self._on_event(text):
                     return
             elif message.type == WSMsgType.BINARY:
                 await self._send({"type": "websocket.send", "bytes": message.data})
             else:
                 return
 
-    async def _bill(self, text: str) -> bool:
-        """Charge one `response.done`; False when the session must end (balance gone)."""
+    async def _on_event(self, text: str) -> bool:
+        """Read one watched upstream event; False when the session must end (balance gone)."""
         try:
             event = jsonutil.loads(text)
         except jsonutil.JSONDecodeError:
             return True
-        if not isinstance(event, dict) or event.get("type") != "response.done":
-            return True
-        response = event.get("response")
-        usage = realtime_usage(response.get("usage") if isinstance(response, dict) else None)
-        cost = realtime_cost(self.price, usage) if usage is not None else 0
+        kind = event.get("type") if isinstance(event, dict) else None
+        if kind == "response.done":
+            response = event.get("response")
+            usage = realtime_usage(response.get("usage") if isinstance(response, dict) else None)
+            if usage is None:
+                log.warning("realtime response.done without usage (model %s)", self.model)
+            cost = realtime_cost(self.price, usage) if usage is not None else 0
+            outcome = self._outcome(usage.usage if usage is not None else None, cost)
+            outcome.started, outcome.started_ms = self._since, self._since_ms
+            return await self._charge(outcome)
+        if kind in ("session.created", "session.updated"):
+            self.transcription.learn(event.get("session"))
+        elif kind == COMPLETED:
+            state = self.state
+            charge = self.transcription.charge(event, state.catalog, self.channel, state.tokenizer)
+            if charge is not None:
+                outcome = self._outcome(charge.usage, charge.cost, ENDPOINT)
+                outcome.model, outcome.upstream_model = charge.model, charge.upstream_model
+                return await self._charge(outcome)
+        return True
+
+    async def _charge(self, outcome: Outcome) -> bool:
+        """Settle one charge against the hold, record it, and hold again for the next one."""
         user_id = self.principal.user_id
-        self.state.book.settle(user_id, self.held, cost)
+        self.state.book.settle(user_id, self.held, outcome.cost)
         self.held = 0
-        self._record(usage.usage if usage is not None else None, cost)
+        self.state.recorder.add(outcome.record())
         try:
             policy.check_principal(self.principal, self.ip, self.state.recorder.token_spend)
             await self.state.book.hold(user_id, self.hold)
@@ -251,13 +288,14 @@ class _Session:
         self.held = self.hold
         return True
 
-    def _record(self, usage: Any, cost: int) -> None:
-        outcome = Outcome(
+    def _outcome(self, usage: Usage | None, cost: int, endpoint: str = "realtime") -> Outcome:
+        """A record of one charge, started now (response.done's start is set by the caller)."""
+        return Outcome(
             request_id=new_request_id(),
             dialect="realtime",
-            endpoint="realtime",
-            started=self._since,
-            started_ms=self._since_ms,
+            endpoint=endpoint,
+            started=time.perf_counter(),
+            started_ms=now_ms(),
             client_ip=self.ip,
             user_id=self.principal.user_id,
             token_id=self.principal.token_id,
@@ -268,9 +306,6 @@ class _Session:
             usage=usage,
             cost=cost,
         )
-        if usage is None:
-            log.warning("realtime response.done without usage (model %s)", self.model)
-        self.state.recorder.add(outcome.record())
 
     async def _error(self, err: GatewayError) -> None:
         body = openai_error_body(err)["error"]

@@ -20,6 +20,7 @@ from decimal import Decimal
 from typing import Final
 
 from switchgate.billing.media_pricing import (
+    AUDIO_TOKENS_PER_SECOND,
     PER_MINUTE,
     billable_seconds,
     speech_cost,
@@ -53,7 +54,6 @@ from switchgate.state import AppState
 # (128 kbit/s) to estimate a duration the upstream didn't report.
 HOLD_BYTES_PER_SECOND: Final = 4_000
 ESTIMATE_BYTES_PER_SECOND: Final = 16_000
-AUDIO_TOKENS_PER_SECOND: Final = 10  # estimated input tokens when a per-token upstream is silent
 
 
 def _headers(response: UpstreamResponse, default: str) -> list[tuple[bytes, bytes]]:

@@ -496,3 +496,74 @@ async def test_realtime_beta_names_and_tool_call(upstream: MockUpstream) -> None
     assert done["output"][0]["type"] == "function_call"
     assert done["output"][0]["arguments"] == '{"q":"Oslo"}'
     assert done["usage"]["input_token_details"]["audio_tokens"] == 3
+
+
+async def _commit_and_collect(ws: aiohttp.ClientWebSocketResponse, pcm: bytes) -> list[Any]:
+    await ws.send_json(
+        {"type": "input_audio_buffer.append", "audio": base64.b64encode(pcm).decode()}
+    )
+    await ws.send_json({"type": "input_audio_buffer.commit"})
+    events: list[Any] = []
+    while (
+        not events or events[-1]["type"] != "conversation.item.input_audio_transcription.completed"
+    ):
+        events.append(await ws.receive_json())
+    return events
+
+
+async def _commit_and_collect_none(ws: aiohttp.ClientWebSocketResponse) -> list[str]:
+    """Transcription off: a commit answers committed and the item events only."""
+    await ws.send_json({"type": "input_audio_buffer.commit"})
+    kinds = [(await ws.receive_json())["type"]]
+    while kinds[-1] not in ("conversation.item.done", "conversation.item.created"):
+        kinds.append((await ws.receive_json())["type"])
+    return kinds
+
+
+@pytest.mark.parametrize(
+    ("beta", "session", "usage"),
+    [
+        (
+            True,
+            {"input_audio_transcription": {"model": "whisper-1"}},
+            {"type": "duration", "seconds": 1.5},
+        ),
+        (
+            False,
+            {
+                "type": "realtime",
+                "audio": {"input": {"transcription": {"model": "gpt-4o-transcribe"}}},
+            },
+            {
+                "type": "tokens",
+                "input_tokens": 15,
+                "input_token_details": {"text_tokens": 0, "audio_tokens": 15},
+                "output_tokens": 7,
+                "total_tokens": 22,
+            },
+        ),
+    ],
+)
+async def test_realtime_input_transcription_with_usage(
+    upstream: MockUpstream, beta: bool, session: dict[str, Any], usage: dict[str, Any]
+) -> None:
+    headers = {"Authorization": "Bearer mock-key"} | (
+        {"OpenAI-Beta": "realtime=v1"} if beta else {}
+    )
+    async with (
+        aiohttp.ClientSession() as http,
+        http.ws_connect(upstream.base_url + "/v1/realtime?model=m", headers=headers) as ws,
+    ):
+        assert (await ws.receive_json())["type"] == "session.created"
+        untranscribed = await _commit_and_collect_none(ws)
+        assert "conversation.item.input_audio_transcription.completed" not in untranscribed
+        await ws.send_json({"type": "session.update", "session": session})
+        assert (await ws.receive_json())["type"] == "session.updated"
+        events = await _commit_and_collect(ws, bytes(72_000))  # 1.5 s of 24 kHz pcm16
+    kinds = [e["type"] for e in events]
+    assert kinds[0] == "input_audio_buffer.committed"
+    assert "conversation.item.input_audio_transcription.delta" in kinds
+    done = events[-1]
+    assert done["item_id"] == events[0]["item_id"] and done["content_index"] == 0
+    assert done["transcript"] == "Mock transcript of 1.5 seconds of audio."
+    assert done["usage"] == usage

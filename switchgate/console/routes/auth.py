@@ -11,22 +11,21 @@ from switchgate.accounts.mail import MailError, SmtpConfig, send_mail
 from switchgate.accounts.service import AccountError, set_password
 from switchgate.console.deps import base_url, client_ip, current_session, gw
 from switchgate.console.render import render
-from switchgate.console.routes.common import form_page, pre_csrf_ok, site, start_session
+from switchgate.console.routes.common import (
+    SIGNUP_LIMITED,
+    form_page,
+    limited_text,
+    pre_csrf_ok,
+    site,
+    start_session,
+)
 
 _MAIL_LIMITED = "Too many e-mails for this address or from your network"
 
 
-def _wait_text(seconds: int) -> str:
-    if seconds < 60:
-        return f"{seconds} second{'s' if seconds != 1 else ''}"
-    minutes = -(-seconds // 60)
-    return f"{minutes} minute{'s' if minutes != 1 else ''}"
-
-
 async def too_many(request: Request, template: str, wait: int, what: str, **ctx: Any) -> Response:
     """The form again, with 429, a Retry-After header and the wait in words."""
-    error = f"{what}. Try again in {_wait_text(wait)}."
-    response = await form_page(request, template, 429, error=error, **ctx)
+    response = await form_page(request, template, 429, error=limited_text(what, wait), **ctx)
     response.headers["Retry-After"] = str(wait)
     return response
 
@@ -110,9 +109,7 @@ async def signup_page(request: Request) -> Response:
         )
     wait = await gw(request).account_limits.take_signup(client_ip(request))
     if wait is not None:
-        return await too_many(
-            request, "signup.html", wait, "Too many sign-ups from your network", email=email
-        )
+        return await too_many(request, "signup.html", wait, SIGNUP_LIMITED, email=email)
     try:
         async with gw(request).db.begin() as conn:
             user = await signin.sign_up(conn, email, str(form.get("password") or ""))

@@ -1,6 +1,6 @@
 """Helpers for the signed-out forms: the double-submit CSRF cookie, session cookies."""
 
-from typing import Any
+from typing import Any, Final
 
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
@@ -9,6 +9,18 @@ from switchgate.accounts import bootstrap, csrf, sessions, site_settings
 from switchgate.accounts.site_settings import SiteSettings
 from switchgate.console.deps import client_ip, cookie_secure, gw
 from switchgate.console.render import render
+
+SIGNUP_LIMITED: Final = "Too many sign-ups from your network"
+
+
+def limited_text(what: str, wait: int) -> str:
+    """The reason for a 429, then the wait in words ("Try again in 60 minutes")."""
+    if wait < 60:
+        words = f"{wait} second{'s' if wait != 1 else ''}"
+    else:
+        minutes = -(-wait // 60)
+        words = f"{minutes} minute{'s' if minutes != 1 else ''}"
+    return f"{what}. Try again in {words}."
 
 
 async def site(request: Request) -> SiteSettings:

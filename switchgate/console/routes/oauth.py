@@ -2,7 +2,12 @@
 
 The pending flow (state, nonce, PKCE verifier) lives in a short-lived cookie encrypted
 with the secret box; the callback checks `state` against it before using the code.
+A sign-in that creates a new account counts as a sign-up attempt from the client's IP,
+under the same limit as the sign-up form; signing in to a linked (or same-address)
+account and linking to the signed-in account are not counted.
 """
+
+from functools import partial
 
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
@@ -10,9 +15,9 @@ from starlette.routing import Route
 
 from switchgate.accounts import csrf, identities, oauth
 from switchgate.accounts.service import AccountError
-from switchgate.console.deps import base_url, cookie_secure, current_session, gw
+from switchgate.console.deps import base_url, client_ip, cookie_secure, current_session, gw
 from switchgate.console.render import render
-from switchgate.console.routes.common import site, start_session
+from switchgate.console.routes.common import SIGNUP_LIMITED, limited_text, site, start_session
 
 PENDING_COOKIE = "sg_oauth"
 
@@ -96,9 +101,16 @@ async def callback(request: Request) -> Response:
                 await identities.link(conn, session.user_id, ident)
             response: Response = RedirectResponse(f"/console/account?linked={name}", 303)
         else:
+            take_signup = partial(state.account_limits.take_signup, client_ip(request))
             async with state.db.begin() as conn:
-                user_id = await identities.sign_in(conn, ident, signup_open=current.signup_open)
+                user_id = await identities.sign_in(
+                    conn, ident, signup_open=current.signup_open, take_signup=take_signup
+                )
             response = await start_session(request, user_id, "/console")
+    except identities.SignupLimited as exc:
+        limited = _failed(request, limited_text(SIGNUP_LIMITED, exc.wait), 429)
+        limited.headers["Retry-After"] = str(exc.wait)
+        return limited
     except AccountError as exc:
         return _failed(request, str(exc).capitalize() + ".", 403)
     response.delete_cookie(PENDING_COOKIE, path="/console/oauth")

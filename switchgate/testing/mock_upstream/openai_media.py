@@ -72,7 +72,9 @@ def verbose_transcript(text: str, duration: float, task: str, words_wanted: bool
     return result
 
 
-def _token_usage(duration: float, text: str) -> dict[str, Any]:
+def transcription_token_usage(duration: float, text: str) -> dict[str, Any]:
+    """A `tokens` usage as gpt-4o-transcribe reports it (10 audio tokens per second); the
+    Realtime input transcription reports the same."""
     audio = max(1, round(duration * 10))
     output = count_words(text)
     return {
@@ -235,7 +237,7 @@ class OpenAIMedia:
                 for p in split_text(text, d.chunks or state.config.chunk_count)
             ]
             done: dict[str, Any] = {"type": "transcript.text.done", "text": text}
-            done["usage"] = _token_usage(duration, text)
+            done["usage"] = transcription_token_usage(duration, text)
             return await send_stream(request, [*deltas, sse(jsonutil.dumps(done))])
         if fmt in _TEXT_FORMATS:
             return web.Response(
@@ -249,6 +251,6 @@ class OpenAIMedia:
             result["usage"] = (
                 {"type": "duration", "seconds": duration}
                 if model.startswith("whisper")
-                else _token_usage(duration, text)
+                else transcription_token_usage(duration, text)
             )
         return json_response(result)

@@ -1,7 +1,8 @@
 """OpenAI Realtime over WebSocket (`GET /v1/realtime?model=M`, protocols §2.8): text only.
 
 GA event names by default; `OpenAI-Beta: realtime=v1` selects the beta names. The key comes as
-`Authorization: Bearer KEY` or the subprotocol `openai-insecure-api-key.KEY`."""
+`Authorization: Bearer KEY` or the subprotocol `openai-insecure-api-key.KEY`. With input
+transcription on, each committed audio buffer is also transcribed (realtime_transcription.py)."""
 
 import base64
 import binascii
@@ -15,6 +16,7 @@ from .auth import bearer_ok
 from .directives import parse_directives
 from .errors import openai_error
 from .httpkit import pause
+from .realtime_transcription import transcription_events
 from .reply import Ask, Plan, content_text, count_words, plan_reply, split_text
 from .state import MockState
 
@@ -32,7 +34,8 @@ class _Session:
         self.transport = request.transport
         model = request.query.get("model", "gpt-realtime")
         self.items: list[dict[str, Any]] = []
-        self.audio_bytes = 0
+        self.audio_bytes = 0  # appended in the whole session (the responses' audio input)
+        self.buffered = 0  # appended since the last commit or clear
         self.serial = 0
         number = state.next_id()
         self.session: dict[str, Any] = {
@@ -114,11 +117,14 @@ class _Session:
             await self.add_item(event["item"])
         elif kind == "input_audio_buffer.append":
             try:
-                self.audio_bytes += len(base64.b64decode(str(event.get("audio", ""))))
+                size = len(base64.b64decode(str(event.get("audio", ""))))
             except (binascii.Error, ValueError):
                 await self.error("Invalid base64 audio.", "invalid_value", event.get("event_id"))
+            else:
+                self.audio_bytes += size
+                self.buffered += size
         elif kind == "input_audio_buffer.commit":
-            item_id = self._next("item")
+            item_id, committed, self.buffered = self._next("item"), self.buffered, 0
             await self.send(
                 "input_audio_buffer.committed",
                 item_id=item_id,
@@ -132,8 +138,9 @@ class _Session:
                     "content": [{"type": "input_audio", "transcript": None}],
                 }
             )
+            await self.transcribe(item_id, committed)
         elif kind == "input_audio_buffer.clear":
-            self.audio_bytes = 0
+            self.audio_bytes = self.buffered = 0
             await self.send("input_audio_buffer.cleared")
         elif kind == "response.create":
             options = event.get("response")
@@ -142,6 +149,16 @@ class _Session:
             await self.error(
                 f"Unsupported event type: {kind}", "unknown_event", event.get("event_id")
             )
+
+    async def transcribe(self, item_id: str, audio_bytes: int) -> None:
+        config = self.state.config
+        events = transcription_events(
+            self.session, item_id, audio_bytes, config.reply_text, config.chunk_count
+        )
+        for kind, fields in events:
+            if "transcript" in fields:
+                self.items[-1]["content"][0]["transcript"] = fields["transcript"]
+            await self.send(kind, **fields)
 
     def ask(self, options: dict[str, Any]) -> Ask:
         ask = Ask()

@@ -25,6 +25,14 @@ class Directives:
     cached: bool = False
     cache_write: bool = False
     text: str | None = None
+    # Fault modes for billing: report these token counts whatever they are (negative,
+    # absurdly large), instead of the real ones.
+    usage_input: int | None = None
+    usage_output: int | None = None
+    # Anthropic streams: end the stream right after the last content_block_stop (no
+    # message_delta, no message_stop) / wait this long before message_delta.
+    close_after_content: bool = False
+    tail_delay_ms: float | None = None
 
 
 NO_DIRECTIVES: Final = Directives()
@@ -48,6 +56,13 @@ def _ms(value: str | None) -> float | None:
     except ValueError:
         return None
     return ms if 0 <= ms <= 600_000 else None
+
+
+def _any_int(raw: str | None) -> int | None:
+    try:
+        return None if raw is None else int(raw.strip())
+    except ValueError:
+        return None
 
 
 def _flag(_raw: str | None) -> bool:
@@ -75,6 +90,10 @@ _PARSERS: Final[dict[str, tuple[str, Callable[[str | None], object]]]] = {
     "cached": ("cached", _flag),
     "cache_write": ("cache_write", _flag),
     "text": ("text", _text),
+    "usage_input": ("usage_input", _any_int),
+    "usage_output": ("usage_output", _any_int),
+    "close_after_content": ("close_after_content", _flag),
+    "tail_delay": ("tail_delay_ms", _ms),
 }
 
 

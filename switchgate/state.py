@@ -63,6 +63,7 @@ class AppState:
     metrics: Metrics = field(default_factory=Metrics)
     config_version: int = -1
     ready: bool = False
+    draining: bool = False  # set at SIGTERM: /readyz answers 503 from then on
 
     @classmethod
     def create(cls, settings: Settings) -> "AppState":

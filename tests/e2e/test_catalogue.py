@@ -11,7 +11,7 @@ from switchgate.billing.pricing import token_cost
 from switchgate.catalogue.entries import shipped_catalogue
 from switchgate.core.usage import Usage
 from tests.conftest import Gateway, _start_gateway
-from tests.support import Process, run_cli
+from tests.support import Process, run_cli, wait_for
 
 
 @pytest.fixture(scope="module")
@@ -70,7 +70,7 @@ def test_import_by_provider_serves_and_bills_at_the_catalogue_price(
         cache_write_tokens=reply.usage.cache_creation_input_tokens or 0,
     )
     expected = token_cost(catalogue.get("claude-sonnet-4-5").price, usage)
-    assert before - gw.balance(email) == expected
+    assert wait_for(lambda: before - gw.balance(email) == expected)
 
     # Importing again refreshes the catalogue's prices and adds nothing twice.
     again = run_cli(gw.env, "catalogue", "import", "--provider", "anthropic").stdout

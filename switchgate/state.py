@@ -65,6 +65,7 @@ class AppState:
     channel_errors: ChannelErrors = field(default_factory=ChannelErrors)
     config_version: int = -1
     ready: bool = False
+    draining: bool = False  # set at SIGTERM: /readyz answers 503 from then on
 
     @classmethod
     def create(cls, settings: Settings) -> "AppState":

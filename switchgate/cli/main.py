@@ -14,6 +14,7 @@ from switchgate.accounts.service import AccountError
 from switchgate.billing.ledger import LedgerError
 from switchgate.catalogue.entries import CatalogueError
 from switchgate.cli.catalogue import add_catalogue_commands, run_catalogue
+from switchgate.cli.channel_test import CommandFailed, add_test_command, run_channel_test
 from switchgate.cli.config_file import ConfigError, apply_config, read_config
 from switchgate.cli.ops import Ops
 from switchgate.cli.prices import add_price_commands, run_prices
@@ -103,6 +104,7 @@ def _parser() -> argparse.ArgumentParser:
     csub.add_parser("list")
     for verb in ("enable", "disable"):
         csub.add_parser(verb).add_argument("name")
+    add_test_command(csub)
 
     add_price_commands(sub)
     add_catalogue_commands(sub)
@@ -248,6 +250,7 @@ HANDLERS: dict[tuple[str, str], Handler] = {
     ("channels", "list"): _channels_list,
     ("channels", "enable"): _channels_status,
     ("channels", "disable"): _channels_status,
+    ("channels", "test"): run_channel_test,
     ("prices", "set"): run_prices,
     ("prices", "list"): run_prices,
     ("catalogue", "list"): run_catalogue,
@@ -281,4 +284,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OPERATOR_ERRORS as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except CommandFailed as failed:
+        return failed.status
     return 0

@@ -56,6 +56,9 @@ class Settings:
     metrics_token: str | None = None
     # The console and the sign-in flows.
     public_url: str = ""  # e.g. https://gw.example.com; default: the address the browser used
+    # Without public_url, e-mail and OAuth links are built from the request's Host only
+    # when it names one of these hosts, a loopback address or the bind address.
+    allowed_hosts: tuple[str, ...] = ()
     cookie_secure: bool | None = None  # None: Secure cookies when the request came over https
     admin_email: str | None = None  # the first admin (created at first start if no admin exists)
     admin_password: str | None = None
@@ -102,6 +105,11 @@ class Settings:
             log_level=env.get("SWITCHGATE_LOG_LEVEL", "info"),
             metrics_token=env.get("SWITCHGATE_METRICS_TOKEN") or None,
             public_url=env.get("SWITCHGATE_PUBLIC_URL", "").rstrip("/"),
+            allowed_hosts=tuple(
+                h.strip().lower()
+                for h in env.get("SWITCHGATE_ALLOWED_HOSTS", "").split(",")
+                if h.strip()
+            ),
             cookie_secure=_bool(env.get("SWITCHGATE_COOKIE_SECURE")),
             admin_email=env.get("SWITCHGATE_ADMIN_EMAIL") or None,
             admin_password=env.get("SWITCHGATE_ADMIN_PASSWORD") or None,
@@ -129,6 +137,8 @@ class Settings:
         updates: dict[str, Any] = {k: v for k, v in values.items() if k in known}
         if "data_dir" in updates:
             updates["data_dir"] = Path(updates["data_dir"])
+        if "allowed_hosts" in updates:
+            updates["allowed_hosts"] = tuple(str(h).lower() for h in updates["allowed_hosts"])
         if "timeouts" in values:
             updates["timeouts"] = replace(self.timeouts, **values["timeouts"])
         return replace(self, **updates)

@@ -73,6 +73,7 @@ async def run_chat(state: AppState, call: ChatCall, responder: Responder) -> Non
     price = policy.price_of(call.request.model, state.catalog)
     user_id = call.principal.user_id
     max_out = call.request.sampling.max_tokens or state.settings.default_hold_output_tokens
+    max_out *= call.request.sampling.n or 1  # every choice / candidate is a whole answer
     hold = token_hold(price, estimate_input_tokens(len(call.raw)), max_out)
     await state.book.hold(user_id, hold)
     try:

@@ -94,7 +94,8 @@ def test_every_price_kind_round_trips_and_bills(gateway: Gateway, admin: Console
                   "cache_read_per_1m": "1", "cache_write_per_1m": "2.5"}  # fmt: skip
     saved = set_price(admin, "rt-chat", chat_price)
     assert {k: saved[k] for k in chat_price} == chat_price
-    reply = sdk.chat.completions.create(model="rt-chat", messages=[{"role": "user", "content": "hi"}])
+    hi = [{"role": "user", "content": "hi"}]
+    reply = sdk.chat.completions.create(model="rt-chat", messages=hi)  # type: ignore[arg-type]
     assert reply.usage is not None
     expected = (reply.usage.prompt_tokens * 2 + reply.usage.completion_tokens * 4) * PER_TOKEN
     assert last_cost(gateway, email, 6) == expected

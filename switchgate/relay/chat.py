@@ -72,6 +72,7 @@ async def run_chat(state: AppState, call: ChatCall, responder: Responder) -> Non
     price = state.catalog.prices[call.request.model]
     user_id = call.principal.user_id
     max_out = call.request.sampling.max_tokens or state.settings.default_hold_output_tokens
+    max_out *= call.request.sampling.n or 1  # every choice / candidate is a whole answer
     hold = token_hold(price, estimate_input_tokens(len(call.raw)), max_out)
     await state.book.hold(user_id, hold)
     try:

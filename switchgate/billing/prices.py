@@ -26,7 +26,10 @@ async def set_price(
     cache_write: int | None = None,
     per_request: int = 0,
     extra: Mapping[str, int] | None = None,
+    source: str | None = None,
 ) -> None:
+    """Create or replace a model's price. `source` None marks the operator's own price;
+    the catalogue import passes `catalogue:<date>`."""
     if kind not in PRICE_KINDS:
         raise ValueError(f"unknown price kind {kind!r}; known: {', '.join(PRICE_KINDS)}")
     _check_prices(input, output, cache_read, cache_write, per_request, extra or {})
@@ -39,6 +42,7 @@ async def set_price(
         "per_request": per_request,
         "extra": jsonutil.dumps_str(dict(extra or {})),
         "updated_at": now_ms(),
+        "source": source,
     }
     result = await conn.execute(update(prices).where(prices.c.model == model).values(**values))
     if result.rowcount == 0:
@@ -87,3 +91,13 @@ async def load_prices(conn: AsyncConnection) -> dict[str, Price]:
         )
         for row in rows
     }
+
+
+async def price_sources(conn: AsyncConnection, models: list[str]) -> dict[str, str | None]:
+    """The source of each existing price among `models` (None: the operator's own)."""
+    if not models:
+        return {}
+    rows = await conn.execute(
+        select(prices.c.model, prices.c.source).where(prices.c.model.in_(models))
+    )
+    return {row.model: row.source for row in rows}

@@ -48,6 +48,15 @@ CHARGE_FAILED: Final = "charge_failed"
 CHARGE_CAPPED: Final = "charge_capped"
 RECORDS_LOST: Final = "records_lost"
 
+# The width of request_logs.model / upstream_model: a client-chosen model name longer than
+# that must not reach the batch (PostgreSQL refuses the row, and with it the batch).
+NAME_LIMIT = 200
+
+
+def clip_name(name: str) -> str:
+    """`name` cut to NAME_LIMIT characters, marked with an ellipsis when cut."""
+    return name if len(name) <= NAME_LIMIT else name[: NAME_LIMIT - 1] + "\u2026"
+
 
 class ChargeRefused(Exception):
     """The database would take the batch but not this charge (e.g. no such user, or the
@@ -95,6 +104,10 @@ class Recorder:
         self.token_spend = TokenSpend()  # what tokens' quota_used does not show yet
 
     def add(self, record: Record) -> None:
+        if record.model is not None and len(record.model) > NAME_LIMIT:
+            record.model = clip_name(record.model)
+        if record.upstream_model is not None and len(record.upstream_model) > NAME_LIMIT:
+            record.upstream_model = clip_name(record.upstream_model)
         if not 0 <= record.cost <= MAX_CHARGE:
             self._cap(record)
         for observe in self.observers:

@@ -1,7 +1,7 @@
 """failed charges
 
 Revision ID: 0006
-Revises: 0004
+Revises: 0011
 Owner while being written: billing (issue 18).
 
 `failed_charges`: a charge the recorder could not write even alone (the batch writer
@@ -12,7 +12,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0006"
-down_revision = "0004"
+down_revision = "0011"
 branch_labels = None
 depends_on = None
 

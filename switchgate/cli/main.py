@@ -12,6 +12,9 @@ from typing import Any
 
 from switchgate.accounts.service import AccountError
 from switchgate.billing.ledger import LedgerError
+from switchgate.catalogue.entries import CatalogueError
+from switchgate.cli.catalogue import add_catalogue_commands, run_catalogue
+from switchgate.cli.channel_test import CommandFailed, add_test_command, run_channel_test
 from switchgate.cli.config_file import ConfigError, apply_config, read_config
 from switchgate.cli.ops import Ops
 from switchgate.cli.prices import add_price_commands, run_prices
@@ -23,7 +26,15 @@ from switchgate.storage.db import Database
 from switchgate.storage.notify import publish_config_changed
 from switchgate.storage.secrets import SecretBox
 
-OPERATOR_ERRORS = (AccountError, LedgerError, ChannelError, MoneyError, ConfigError, ValueError)
+OPERATOR_ERRORS = (
+    AccountError,
+    LedgerError,
+    ChannelError,
+    MoneyError,
+    ConfigError,
+    CatalogueError,
+    ValueError,
+)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -93,8 +104,10 @@ def _parser() -> argparse.ArgumentParser:
     csub.add_parser("list")
     for verb in ("enable", "disable"):
         csub.add_parser(verb).add_argument("name")
+    add_test_command(csub)
 
     add_price_commands(sub)
+    add_catalogue_commands(sub)
 
     config = sub.add_parser("config", help="apply a TOML config file now")
     config.add_argument("file", type=Path)
@@ -237,8 +250,12 @@ HANDLERS: dict[tuple[str, str], Handler] = {
     ("channels", "list"): _channels_list,
     ("channels", "enable"): _channels_status,
     ("channels", "disable"): _channels_status,
+    ("channels", "test"): run_channel_test,
     ("prices", "set"): run_prices,
     ("prices", "list"): run_prices,
+    ("catalogue", "list"): run_catalogue,
+    ("catalogue", "show"): run_catalogue,
+    ("catalogue", "import"): run_catalogue,
     ("config", ""): _config,
 }
 
@@ -267,4 +284,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OPERATOR_ERRORS as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except CommandFailed as failed:
+        return failed.status
     return 0

@@ -19,6 +19,7 @@ from switchgate.core.usage import Usage
 from switchgate.dialects.base import ChatDialect
 from switchgate.errors import ErrorKind, GatewayError
 from switchgate.providers.base import ChatProvider, Target
+from switchgate.relay import policy
 from switchgate.relay.asgi import SSE_HEADERS, ClientGone, Responder
 from switchgate.relay.outcome import Outcome
 from switchgate.relay.upstream import UpstreamResponse, iter_batches, iter_body, read_all
@@ -84,7 +85,7 @@ def _unreadable(exc: Exception) -> GatewayError:
 
 async def run_chat(state: AppState, call: ChatCall, responder: Responder) -> None:
     """Serve one admitted chat call. Raises GatewayError only before any byte was sent."""
-    price = call.price = state.catalog.prices[call.request.model]
+    price = call.price = policy.price_of(call.request.model, state.catalog)
     call.held_output = output_hold_tokens(call.request, state.settings.default_hold_output_tokens)
     hold = call.hold = Hold(state.book, state.recorder.token_spend, call.principal)
     await hold.take(token_hold(price, estimate_input_tokens(len(call.raw)), call.held_output))

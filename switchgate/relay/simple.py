@@ -190,7 +190,7 @@ async def _run(
     responder: Responder,
     dialect: ChatDialect,
 ) -> None:
-    price = state.catalog.prices[exchange.model]
+    price = policy.price_of(exchange.model, state.catalog)
     hold = Hold(state.book, state.recorder.token_spend, principal)
     await hold.take(exchange.hold(price))
     try:

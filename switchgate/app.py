@@ -9,6 +9,7 @@ from starlette.routing import Route
 
 from switchgate.lifecycle import Lifecycle
 from switchgate.observability.process import process_metrics
+from switchgate.readiness import healthz, readiness
 from switchgate.relay import realtime, routes_gemini, routes_openai, routes_responses
 from switchgate.relay.asgi import Receive, Scope, Send
 from switchgate.relay.routes import Handler, route_table
@@ -31,10 +32,8 @@ def _is_gemini(scope: Scope, path: str) -> bool:
 
 
 def _web_app(state: AppState) -> Starlette:
-    async def healthz(_: Request) -> Response:
-        if not state.ready:
-            return JSONResponse({"status": "starting"}, status_code=503)
-        return JSONResponse({"status": "ok"})
+    async def readyz(_: Request) -> Response:
+        return await readiness(state)
 
     async def metrics(request: Request) -> Response:
         token = state.settings.metrics_token
@@ -51,7 +50,12 @@ def _web_app(state: AppState) -> Starlette:
     from switchgate.console.render import templates
 
     web = Starlette(
-        routes=[Route("/healthz", healthz), Route("/metrics", metrics), *console_routes()]
+        routes=[
+            Route("/healthz", healthz),
+            Route("/readyz", readyz),
+            Route("/metrics", metrics),
+            *console_routes(),
+        ]
     )
     web.state.gateway = state
     web.state.templates = templates()

@@ -46,6 +46,11 @@ class Settings:
     # How often batched ledger rows and request logs are written.
     flush_seconds: float = 0.5
     max_body_bytes: int = 32 * 1024 * 1024
+    # Shutdown (drain.py): after SIGTERM, keep accepting for drain_delay_seconds with
+    # /readyz at 503, then stop accepting and give in-flight requests and streams up to
+    # drain_seconds to finish before they are cancelled.
+    drain_seconds: float = 30.0
+    drain_delay_seconds: float = 0.0
     # Worst-case output tokens held for a request that sets no max_tokens.
     default_hold_output_tokens: int = 4096
     timeouts: Timeouts = field(default_factory=Timeouts)
@@ -95,6 +100,8 @@ class Settings:
             config_poll_seconds=_float(env, "SWITCHGATE_CONFIG_POLL_SECONDS", 1.0),
             flush_seconds=_float(env, "SWITCHGATE_FLUSH_SECONDS", 0.5),
             max_body_bytes=_int(env, "SWITCHGATE_MAX_BODY_BYTES", 32 * 1024 * 1024),
+            drain_seconds=_float(env, "SWITCHGATE_DRAIN_SECONDS", 30.0),
+            drain_delay_seconds=_float(env, "SWITCHGATE_DRAIN_DELAY_SECONDS", 0.0),
             timeouts=Timeouts(
                 connect=_float(env, "SWITCHGATE_CONNECT_TIMEOUT", 10.0),
                 first_byte=_float(env, "SWITCHGATE_FIRST_BYTE_TIMEOUT", 120.0),

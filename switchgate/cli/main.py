@@ -12,6 +12,7 @@ from typing import Any
 
 from switchgate.accounts.service import AccountError
 from switchgate.billing.ledger import LedgerError
+from switchgate.cli.channel_test import CommandFailed, add_test_command, run_channel_test
 from switchgate.cli.config_file import ConfigError, apply_config, read_config
 from switchgate.cli.ops import Ops
 from switchgate.cli.prices import add_price_commands, run_prices
@@ -93,6 +94,7 @@ def _parser() -> argparse.ArgumentParser:
     csub.add_parser("list")
     for verb in ("enable", "disable"):
         csub.add_parser(verb).add_argument("name")
+    add_test_command(csub)
 
     add_price_commands(sub)
 
@@ -237,6 +239,7 @@ HANDLERS: dict[tuple[str, str], Handler] = {
     ("channels", "list"): _channels_list,
     ("channels", "enable"): _channels_status,
     ("channels", "disable"): _channels_status,
+    ("channels", "test"): run_channel_test,
     ("prices", "set"): run_prices,
     ("prices", "list"): run_prices,
     ("config", ""): _config,
@@ -267,4 +270,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OPERATOR_ERRORS as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    except CommandFailed as failed:
+        return failed.status
     return 0

@@ -62,7 +62,7 @@ async def _mail_link(request: Request, user_id: int, email: str, purpose: str) -
 
 
 async def signin_page(request: Request) -> Response:
-    if request.method == "GET":
+    if request.method != "POST":  # GET, and HEAD (answered like GET)
         if await current_session(request) is not None:
             return RedirectResponse("/console", status_code=303)
         return await form_page(request, "signin.html", next=request.query_params.get("next"))
@@ -110,7 +110,7 @@ async def signin_page(request: Request) -> Response:
 
 async def signup_page(request: Request) -> Response:
     current = await site(request)
-    if request.method == "GET":
+    if request.method != "POST":  # GET, and HEAD (answered like GET)
         return await form_page(request, "signup.html")
     form = await request.form()
     email = str(form.get("email") or "")
@@ -200,7 +200,7 @@ async def verify(request: Request) -> Response:
 
 
 async def forgot(request: Request) -> Response:
-    if request.method == "GET":
+    if request.method != "POST":  # GET, and HEAD (answered like GET)
         return await form_page(request, "forgot.html")
     form = await request.form()
     if not pre_csrf_ok(request, form):
@@ -230,7 +230,7 @@ async def forgot(request: Request) -> Response:
 
 
 async def reset(request: Request) -> Response:
-    if request.method == "GET":
+    if request.method != "POST":  # GET, and HEAD (answered like GET)
         return await form_page(request, "reset.html", token=request.query_params.get("token"))
     form = await request.form()
     token = str(form.get("token") or "")

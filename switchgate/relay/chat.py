@@ -9,6 +9,7 @@ from typing import Any, Protocol
 
 from switchgate.accounts.auth import Principal
 from switchgate.billing.pricing import Price, estimate_input_tokens, token_cost, token_hold
+from switchgate.catalogue.limits import check_request
 from switchgate.core.accumulate import Accumulator
 from switchgate.core.events import StreamError
 from switchgate.core.request import ChatRequest
@@ -71,6 +72,7 @@ def _unreadable(exc: Exception) -> GatewayError:
 async def run_chat(state: AppState, call: ChatCall, responder: Responder) -> None:
     """Serve one admitted chat call. Raises GatewayError only before any byte was sent."""
     price = policy.price_of(call.request.model, state.catalog)
+    check_request(call.request, len(call.raw), state.catalog.limits, state.tokenizer)
     user_id = call.principal.user_id
     max_out = call.request.sampling.max_tokens or state.settings.default_hold_output_tokens
     max_out *= call.request.sampling.n or 1  # every choice / candidate is a whole answer

@@ -18,6 +18,7 @@ from switchgate.dialects.base import ChatDialect
 from switchgate.errors import ErrorKind, GatewayError
 from switchgate.providers.base import ChatProvider, Target
 from switchgate.providers.hosted_tools import dropped_header
+from switchgate.relay import policy
 from switchgate.relay.asgi import SSE_HEADERS, ClientGone, Responder
 from switchgate.relay.outcome import Outcome
 from switchgate.relay.upstream import UpstreamResponse, iter_batches, iter_body, read_all
@@ -70,7 +71,7 @@ def _unreadable(exc: Exception) -> GatewayError:
 
 async def run_chat(state: AppState, call: ChatCall, responder: Responder) -> None:
     """Serve one admitted chat call. Raises GatewayError only before any byte was sent."""
-    price = state.catalog.prices[call.request.model]
+    price = policy.price_of(call.request.model, state.catalog)
     user_id = call.principal.user_id
     max_out = call.request.sampling.max_tokens or state.settings.default_hold_output_tokens
     max_out *= call.request.sampling.n or 1  # every choice / candidate is a whole answer

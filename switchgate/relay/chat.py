@@ -11,6 +11,7 @@ from switchgate.accounts.auth import Principal
 from switchgate.billing.holds import Hold
 from switchgate.billing.output_guard import OutputGuard, ends_event, output_hold_tokens
 from switchgate.billing.pricing import Price, estimate_input_tokens, token_cost, token_hold
+from switchgate.catalogue.limits import check_request
 from switchgate.core.accumulate import Accumulator
 from switchgate.core.events import StreamError
 from switchgate.core.request import ChatRequest
@@ -19,6 +20,7 @@ from switchgate.core.usage import Usage
 from switchgate.dialects.base import ChatDialect
 from switchgate.errors import ErrorKind, GatewayError
 from switchgate.providers.base import ChatProvider, Target
+from switchgate.providers.hosted_tools import dropped_header
 from switchgate.relay import policy
 from switchgate.relay.asgi import SSE_HEADERS, ClientGone, Responder
 from switchgate.relay.outcome import Outcome
@@ -86,6 +88,7 @@ def _unreadable(exc: Exception) -> GatewayError:
 async def run_chat(state: AppState, call: ChatCall, responder: Responder) -> None:
     """Serve one admitted chat call. Raises GatewayError only before any byte was sent."""
     price = call.price = policy.price_of(call.request.model, state.catalog)
+    check_request(call.request, len(call.raw), state.catalog.limits, state.tokenizer)
     call.held_output = output_hold_tokens(call.request, state.settings.default_hold_output_tokens)
     hold = call.hold = Hold(state.book, state.recorder.token_spend, call.principal)
     await hold.take(token_hold(price, estimate_input_tokens(len(call.raw)), call.held_output))
@@ -133,10 +136,14 @@ async def _attempt_channels(state: AppState, call: ChatCall, responder: Responde
                     continue
                 raise error
             state.health.success(channel.id)
+            # Hosted tools the translation left out are named in a response header.
+            dropped = dropped_header(call.request, provider.kind) if not passthrough else []
             if call.request.stream:
-                await _relay_stream(state, call, provider, response, responder, passthrough)
+                await _relay_stream(
+                    state, call, provider, response, responder, passthrough, dropped
+                )
             else:
-                await _relay_whole(state, call, provider, response, responder, passthrough)
+                await _relay_whole(state, call, provider, response, responder, passthrough, dropped)
             return
         finally:
             response.release()
@@ -178,6 +185,7 @@ async def _relay_whole(
     response: UpstreamResponse,
     responder: Responder,
     passthrough: bool,
+    extra_headers: list[tuple[bytes, bytes]],
 ) -> None:
     data = await read_all(response)
     try:
@@ -198,7 +206,7 @@ async def _relay_whole(
     assert call.hold is not None and call.price is not None
     await call.hold.cover(token_cost(call.price, usage))  # an upstream past max_tokens
     call.outcome.first_byte()
-    await responder.whole(200, [(b"content-type", b"application/json")], body)
+    await responder.whole(200, [(b"content-type", b"application/json"), *extra_headers], body)
 
 
 async def _relay_stream(
@@ -208,8 +216,10 @@ async def _relay_stream(
     response: UpstreamResponse,
     responder: Responder,
     passthrough: bool,
+    extra_headers: list[tuple[bytes, bytes]],
 ) -> None:
-    await responder.start(200, call.stream_headers or SSE_HEADERS)
+    headers = call.stream_headers or SSE_HEADERS
+    await responder.start(200, [*headers, *extra_headers] if extra_headers else headers)
     if passthrough:
         await _pass_stream(state, call, provider, response, responder)
     else:

@@ -19,6 +19,7 @@ from switchgate.core.usage import Usage
 from switchgate.dialects.base import ChatDialect
 from switchgate.errors import ErrorKind, GatewayError
 from switchgate.providers.base import ChatProvider, Target
+from switchgate.providers.hosted_tools import dropped_header
 from switchgate.relay import policy
 from switchgate.relay.asgi import SSE_HEADERS, ClientGone, Responder
 from switchgate.relay.outcome import Outcome
@@ -133,10 +134,14 @@ async def _attempt_channels(state: AppState, call: ChatCall, responder: Responde
                     continue
                 raise error
             state.health.success(channel.id)
+            # Hosted tools the translation left out are named in a response header.
+            dropped = dropped_header(call.request, provider.kind) if not passthrough else []
             if call.request.stream:
-                await _relay_stream(state, call, provider, response, responder, passthrough)
+                await _relay_stream(
+                    state, call, provider, response, responder, passthrough, dropped
+                )
             else:
-                await _relay_whole(state, call, provider, response, responder, passthrough)
+                await _relay_whole(state, call, provider, response, responder, passthrough, dropped)
             return
         finally:
             response.release()
@@ -178,6 +183,7 @@ async def _relay_whole(
     response: UpstreamResponse,
     responder: Responder,
     passthrough: bool,
+    extra_headers: list[tuple[bytes, bytes]],
 ) -> None:
     data = await read_all(response)
     try:
@@ -198,7 +204,7 @@ async def _relay_whole(
     assert call.hold is not None and call.price is not None
     await call.hold.cover(token_cost(call.price, usage))  # an upstream past max_tokens
     call.outcome.first_byte()
-    await responder.whole(200, [(b"content-type", b"application/json")], body)
+    await responder.whole(200, [(b"content-type", b"application/json"), *extra_headers], body)
 
 
 async def _relay_stream(
@@ -208,8 +214,10 @@ async def _relay_stream(
     response: UpstreamResponse,
     responder: Responder,
     passthrough: bool,
+    extra_headers: list[tuple[bytes, bytes]],
 ) -> None:
-    await responder.start(200, call.stream_headers or SSE_HEADERS)
+    headers = call.stream_headers or SSE_HEADERS
+    await responder.start(200, [*headers, *extra_headers] if extra_headers else headers)
     if passthrough:
         await _pass_stream(state, call, provider, response, responder)
     else:

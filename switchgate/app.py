@@ -7,6 +7,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
+from switchgate.console.body_limit import read_limited
 from switchgate.lifecycle import Lifecycle
 from switchgate.observability.process import process_metrics
 from switchgate.readiness import healthz, readiness
@@ -15,8 +16,14 @@ from switchgate.relay.asgi import Receive, Scope, Send
 from switchgate.relay.routes import Handler, route_table
 from switchgate.settings import Settings
 from switchgate.state import AppState
+from switchgate.storage.notify import publish_with
 
 log = logging.getLogger("switchgate")
+_WRITES = frozenset(("POST", "PUT", "PATCH", "DELETE"))
+
+
+def _is_api_write(scope: Scope, path: str) -> bool:
+    return path.startswith("/api/") and scope["method"] in _WRITES
 
 
 def _is_gemini(scope: Scope, path: str) -> bool:
@@ -86,7 +93,17 @@ class GatewayApp:
             elif path.startswith("/v1/"):
                 await routes_openai.not_found(self.state, scope, receive, send)
             else:
-                await self.web(scope, receive, send)
+                limited = await read_limited(
+                    scope, receive, send, self.state.settings.console_max_body_bytes
+                )
+                if limited is None:
+                    return  # answered 413
+                await self.web(scope, limited, send)
+                if self.state.redis is not None and _is_api_write(scope, path):
+                    # A console change (token, channel, price, user, setting): tell every
+                    # replica now instead of at its next poll. Harmless when nothing
+                    # changed: listeners only compare the config version.
+                    await publish_with(self.state.redis)
         elif kind == "lifespan":
             await self._lifespan(receive, send)
         elif kind == "websocket" and scope["path"] == realtime.PATH:

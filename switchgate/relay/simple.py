@@ -16,6 +16,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from switchgate.accounts.auth import Principal
+from switchgate.billing.holds import Hold
 from switchgate.billing.pricing import Price
 from switchgate.core.usage import Usage
 from switchgate.dialects.base import ChatDialect
@@ -190,13 +191,13 @@ async def _run(
     dialect: ChatDialect,
 ) -> None:
     price = policy.price_of(exchange.model, state.catalog)
-    held = exchange.hold(price)
-    await state.book.hold(principal.user_id, held)
+    hold = Hold(state.book, state.recorder.token_spend, principal)
+    await hold.take(exchange.hold(price))
     try:
         for_each = plan(channels, state.health, state.rng)
         await _attempt(state, exchange, for_each, price, outcome, responder, dialect)
     finally:
-        state.book.settle(principal.user_id, held, outcome.cost)
+        outcome.cost = hold.settle(outcome.cost)
 
 
 async def _attempt(

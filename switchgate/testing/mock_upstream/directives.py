@@ -33,6 +33,8 @@ class Directives:
     # message_delta, no message_stop) / wait this long before message_delta.
     close_after_content: bool = False
     tail_delay_ms: float | None = None
+    words: int | None = None  # the reply is this many words ("w1 w2 ..."): a long answer
+    ignore_max_tokens: bool = False  # a reasoning model's habit: answer past the limit
 
 
 NO_DIRECTIVES: Final = Directives()
@@ -94,6 +96,8 @@ _PARSERS: Final[dict[str, tuple[str, Callable[[str | None], object]]]] = {
     "usage_output": ("usage_output", _any_int),
     "close_after_content": ("close_after_content", _flag),
     "tail_delay": ("tail_delay_ms", _ms),
+    "words": ("words", lambda raw: _int(raw, 1, 1_000_000)),
+    "ignore_max_tokens": ("ignore_max_tokens", _flag),
 }
 
 

@@ -6,7 +6,7 @@ from dataclasses import dataclass, replace
 from switchgate.core.content import TextPart
 from switchgate.core.request import ChatRequest, Message, Sampling
 from switchgate.errors import GatewayError
-from switchgate.relay.chat import target_for
+from switchgate.relay.attempt import target_for
 from switchgate.relay.upstream import read_all
 from switchgate.routing.channels import Channel
 from switchgate.state import AppState

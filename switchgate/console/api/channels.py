@@ -14,6 +14,7 @@ from switchgate.routing.channels import (
     set_channel_status,
     upsert_channel,
 )
+from switchgate.routing.health import channel_health
 from switchgate.storage.tables import channels
 
 CHANNEL_FIELDS = {
@@ -39,7 +40,7 @@ async def list_channels(request: Request, actor: Actor) -> dict[str, Any]:
     state = gw(request)
     async with state.db.connect() as conn:
         loaded = await load_channels(conn, state.box)
-    cooling = state.health.snapshot()
+    breakers = state.health.snapshot()
     return {
         "kinds": list(KNOWN_KINDS),
         "items": [
@@ -56,8 +57,7 @@ async def list_channels(request: Request, actor: Actor) -> dict[str, Any]:
                 "status": c.status,
                 "headers": dict(c.extra.get("headers", {})),
                 "api_version": c.extra.get("api_version"),
-                "cooling_seconds": round(cooling.get(c.id, 0.0), 1),
-                "health": "cooling down" if c.id in cooling else "ok",
+                **channel_health(breakers, c.id),
             }
             for c in loaded
         ],
@@ -170,7 +170,7 @@ async def test_channel(request: Request, actor: Actor) -> dict[str, Any]:
     model = (await json_body(request)).get("model")
     result = await probe_channel(state, found[0], str(model) if model else None)
     if result.ok:
-        state.health.success(channel_id)
+        state.health.reset_channel(channel_id)
     return result.__dict__
 
 

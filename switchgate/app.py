@@ -9,13 +9,20 @@ from starlette.routing import Route
 
 from switchgate.lifecycle import Lifecycle
 from switchgate.observability.process import process_metrics
+from switchgate.readiness import healthz, readiness
 from switchgate.relay import realtime, routes_gemini, routes_openai, routes_responses
 from switchgate.relay.asgi import Receive, Scope, Send
 from switchgate.relay.routes import Handler, route_table
 from switchgate.settings import Settings
 from switchgate.state import AppState
+from switchgate.storage.notify import publish_with
 
 log = logging.getLogger("switchgate")
+_WRITES = frozenset(("POST", "PUT", "PATCH", "DELETE"))
+
+
+def _is_api_write(scope: Scope, path: str) -> bool:
+    return path.startswith("/api/") and scope["method"] in _WRITES
 
 
 def _is_gemini(scope: Scope, path: str) -> bool:
@@ -31,10 +38,8 @@ def _is_gemini(scope: Scope, path: str) -> bool:
 
 
 def _web_app(state: AppState) -> Starlette:
-    async def healthz(_: Request) -> Response:
-        if not state.ready:
-            return JSONResponse({"status": "starting"}, status_code=503)
-        return JSONResponse({"status": "ok"})
+    async def readyz(_: Request) -> Response:
+        return await readiness(state)
 
     async def metrics(request: Request) -> Response:
         token = state.settings.metrics_token
@@ -51,7 +56,12 @@ def _web_app(state: AppState) -> Starlette:
     from switchgate.console.render import templates
 
     web = Starlette(
-        routes=[Route("/healthz", healthz), Route("/metrics", metrics), *console_routes()]
+        routes=[
+            Route("/healthz", healthz),
+            Route("/readyz", readyz),
+            Route("/metrics", metrics),
+            *console_routes(),
+        ]
     )
     web.state.gateway = state
     web.state.templates = templates()
@@ -83,6 +93,11 @@ class GatewayApp:
                 await routes_openai.not_found(self.state, scope, receive, send)
             else:
                 await self.web(scope, receive, send)
+                if self.state.redis is not None and _is_api_write(scope, path):
+                    # A console change (token, channel, price, user, setting): tell every
+                    # replica now instead of at its next poll. Harmless when nothing
+                    # changed: listeners only compare the config version.
+                    await publish_with(self.state.redis)
         elif kind == "lifespan":
             await self._lifespan(receive, send)
         elif kind == "websocket" and scope["path"] == realtime.PATH:

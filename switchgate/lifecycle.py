@@ -5,6 +5,7 @@ import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 
+from switchgate import drain
 from switchgate.accounts.bootstrap import ensure_admin
 from switchgate.billing.prices import load_prices
 from switchgate.catalog import Catalog
@@ -66,10 +67,12 @@ class Lifecycle:
             self._tasks.append(
                 asyncio.create_task(listen_for_changes(state.redis, lambda: refresh_catalog(state)))
             )
+        drain.install(state, state.settings.drain_delay_seconds)
         state.ready = True
 
     async def shutdown(self) -> None:
         state = self.state
+        state.draining = True
         state.ready = False
         for task in self._tasks:
             task.cancel()

@@ -73,6 +73,11 @@ class Settings:
     # How often batched ledger rows and request logs are written.
     flush_seconds: float = 0.5
     max_body_bytes: int = 32 * 1024 * 1024
+    # Shutdown (drain.py): after SIGTERM, keep accepting for drain_delay_seconds with
+    # /readyz at 503, then stop accepting and give in-flight requests and streams up to
+    # drain_seconds to finish before they are cancelled.
+    drain_seconds: float = 30.0
+    drain_delay_seconds: float = 0.0
     # Worst-case output tokens held for a request that sets no max_tokens.
     default_hold_output_tokens: int = 4096
     timeouts: Timeouts = field(default_factory=Timeouts)
@@ -84,6 +89,9 @@ class Settings:
     metrics_token: str | None = None
     # The console and the sign-in flows.
     public_url: str = ""  # e.g. https://gw.example.com; default: the address the browser used
+    # Without public_url, e-mail and OAuth links are built from the request's Host only
+    # when it names one of these hosts, a loopback address or the bind address.
+    allowed_hosts: tuple[str, ...] = ()
     cookie_secure: bool | None = None  # None: Secure cookies when the request came over https
     admin_email: str | None = None  # the first admin (created at first start if no admin exists)
     admin_password: str | None = None
@@ -120,6 +128,8 @@ class Settings:
             config_poll_seconds=_float(env, "SWITCHGATE_CONFIG_POLL_SECONDS", 1.0),
             flush_seconds=_float(env, "SWITCHGATE_FLUSH_SECONDS", 0.5),
             max_body_bytes=_int(env, "SWITCHGATE_MAX_BODY_BYTES", 32 * 1024 * 1024),
+            drain_seconds=_float(env, "SWITCHGATE_DRAIN_SECONDS", 30.0),
+            drain_delay_seconds=_float(env, "SWITCHGATE_DRAIN_DELAY_SECONDS", 0.0),
             timeouts=Timeouts(
                 connect=_float(env, "SWITCHGATE_CONNECT_TIMEOUT", 10.0),
                 first_byte=_float(env, "SWITCHGATE_FIRST_BYTE_TIMEOUT", 300.0),
@@ -139,6 +149,11 @@ class Settings:
             log_level=env.get("SWITCHGATE_LOG_LEVEL", "info"),
             metrics_token=env.get("SWITCHGATE_METRICS_TOKEN") or None,
             public_url=env.get("SWITCHGATE_PUBLIC_URL", "").rstrip("/"),
+            allowed_hosts=tuple(
+                h.strip().lower()
+                for h in env.get("SWITCHGATE_ALLOWED_HOSTS", "").split(",")
+                if h.strip()
+            ),
             cookie_secure=_bool(env.get("SWITCHGATE_COOKIE_SECURE")),
             admin_email=env.get("SWITCHGATE_ADMIN_EMAIL") or None,
             admin_password=env.get("SWITCHGATE_ADMIN_PASSWORD") or None,
@@ -167,6 +182,8 @@ class Settings:
         updates: dict[str, Any] = {k: v for k, v in values.items() if k in known}
         if "data_dir" in updates:
             updates["data_dir"] = Path(updates["data_dir"])
+        if "allowed_hosts" in updates:
+            updates["allowed_hosts"] = tuple(str(h).lower() for h in updates["allowed_hosts"])
         if "timeouts" in values:
             updates["timeouts"] = replace(self.timeouts, **values["timeouts"])
         if "routing" in values:

@@ -21,6 +21,7 @@ from switchgate.dialects.anthropic_messages.dialect import AnthropicMessagesDial
 from switchgate.dialects.gemini_generate.dialect import GeminiGenerateDialect
 from switchgate.dialects.openai_chat.dialect import OpenAIChatDialect
 from switchgate.money import UNITS_PER_USD
+from switchgate.observability.channel_errors import ChannelErrors
 from switchgate.observability.metrics import Metrics
 from switchgate.providers.base import ChatProvider
 from switchgate.providers.registry import chat_providers
@@ -62,8 +63,10 @@ class AppState:
     tokenizer: Tokenizer = field(default_factory=Tokenizer)
     rng: random.Random = field(default_factory=random.Random)
     metrics: Metrics = field(default_factory=Metrics)
+    channel_errors: ChannelErrors = field(default_factory=ChannelErrors)
     config_version: int = -1
     ready: bool = False
+    draining: bool = False  # set at SIGTERM: /readyz answers 503 from then on
 
     @classmethod
     def create(cls, settings: Settings) -> "AppState":

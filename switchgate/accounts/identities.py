@@ -66,8 +66,10 @@ async def sign_in(
     take_signup: SignupGate,
 ) -> int:
     """The account this identity signs in to: the linked one; else the account with the
-    same (provider-verified) e-mail, which gets linked; else a new account, which counts
-    as a sign-up attempt (`take_signup`; SignupLimited when it refuses)."""
+    same (provider-verified) e-mail, which gets linked only if that account verified its
+    address too (AccountError otherwise: no takeover by pre-registering an address); else
+    a new account, which counts as a sign-up attempt (`take_signup`; SignupLimited when it
+    refuses)."""
     owner = await conn.scalar(
         select(oauth_identities.c.user_id).where(
             oauth_identities.c.provider == ident.provider,
@@ -82,9 +84,21 @@ async def sign_in(
                 f"{ident.provider} did not confirm a verified e-mail address for this account"
             )
         email = normalise_email(ident.email)
-        existing = await conn.scalar(select(users.c.id).where(users.c.email == email))
+        existing = (
+            await conn.execute(
+                select(users.c.id, users.c.email_verified).where(users.c.email == email)
+            )
+        ).first()
         if existing is not None:
-            user_id = int(existing)
+            if not existing.email_verified:
+                # Whoever signed up with this address never proved it was theirs: linking
+                # would hand the account (and its password) to both people.
+                raise AccountError(
+                    "an account with this e-mail address exists but its address was never "
+                    "verified; verify it (or reset its password by e-mail), sign in, then "
+                    f"link {ident.provider} from the account page"
+                )
+            user_id = int(existing.id)
         elif not signup_open:
             raise AccountError("sign-up is closed; ask the operator for an account")
         else:

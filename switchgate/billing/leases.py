@@ -67,7 +67,7 @@ class BalanceBook:
                         " is available. Top up, or lower max_tokens.",
                         code="insufficient_quota",
                     )
-            self._local[user_id] -= amount
+            self._local[user_id] = self._local.get(user_id, 0) - amount
 
     def settle(self, user_id: int, held: int, cost: int) -> None:
         """Return the unused part of a hold (the Recorder writes the charge itself)."""

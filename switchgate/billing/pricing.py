@@ -29,6 +29,19 @@ class Price:
         return self.input if self.cache_write is None else self.cache_write
 
 
+def charges_nothing(price: Price) -> bool:
+    """True when no part of the price is above zero: serving the model would be free by
+    mistake (e.g. an image model whose per-image price was never set), so it is refused."""
+    return not (
+        price.input
+        or price.output
+        or price.per_request
+        or price.cache_read
+        or price.cache_write
+        or any(price.extra.values())
+    )
+
+
 def token_cost(price: Price, usage: Usage) -> int:
     """What a token-metered call costs: each token class at its own price, plus per-request."""
     return (

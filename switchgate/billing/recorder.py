@@ -24,6 +24,16 @@ from switchgate.storage.tables import balance_leases, ledger, request_logs, toke
 log = logging.getLogger("switchgate.recorder")
 
 
+# The width of request_logs.model / upstream_model: a client-chosen model name longer than
+# that must not reach the batch (PostgreSQL refuses the row, and with it the batch).
+NAME_LIMIT = 200
+
+
+def clip_name(name: str) -> str:
+    """`name` cut to NAME_LIMIT characters, marked with an ellipsis when cut."""
+    return name if len(name) <= NAME_LIMIT else name[: NAME_LIMIT - 1] + "\u2026"
+
+
 @dataclass(slots=True)
 class Record:
     request_id: str
@@ -66,6 +76,10 @@ class Recorder:
         self.token_spend = TokenSpend()  # what tokens' quota_used does not show yet
 
     def add(self, record: Record) -> None:
+        if record.model is not None and len(record.model) > NAME_LIMIT:
+            record.model = clip_name(record.model)
+        if record.upstream_model is not None and len(record.upstream_model) > NAME_LIMIT:
+            record.upstream_model = clip_name(record.upstream_model)
         for observe in self.observers:
             observe(record)
         if record.cost and record.user_id is not None and record.token_id is not None:

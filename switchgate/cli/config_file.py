@@ -32,6 +32,7 @@ per_minute = "0.006"
 
 import os
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -88,8 +89,14 @@ def _media_extra(spec: dict[str, Any]) -> dict[str, int]:
     )
 
 
-async def apply_config(db: Database, box: SecretBox, config: dict[str, Any]) -> list[str]:
-    """Upsert every declared channel and price; returns a line per change for the log."""
+async def apply_config(
+    db: Database,
+    box: SecretBox,
+    config: dict[str, Any],
+    step: Callable[[], object] | None = None,
+) -> list[str]:
+    """Upsert every declared channel and price; returns a line per change for the log.
+    `step()` after each item (the CLI's progress bar)."""
     done: list[str] = []
     async with db.begin() as conn:
         for entry in config.get("channels", []):
@@ -117,6 +124,8 @@ async def apply_config(db: Database, box: SecretBox, config: dict[str, Any]) -> 
                 extra=extra,
             )
             done.append(f"channel {entry['name']} {'created' if created else 'updated'}")
+            if step is not None:
+                step()
         for model, spec in config.get("prices", {}).items():
             await set_price(
                 conn,
@@ -130,4 +139,6 @@ async def apply_config(db: Database, box: SecretBox, config: dict[str, Any]) -> 
                 extra=_media_extra(spec),
             )
             done.append(f"price {model} set")
+            if step is not None:
+                step()
     return done

@@ -2,9 +2,12 @@
 
 import asyncio
 import logging
+import math
 import os
+import signal
 from pathlib import Path
-from typing import TYPE_CHECKING
+from types import FrameType
+from typing import TYPE_CHECKING, Any
 
 import uvicorn
 
@@ -57,20 +60,35 @@ def serve(
     os.environ["SWITCHGATE_SKIP_MIGRATIONS"] = "1"
     database = _safe(settings.resolved_database_url())
     print(f"switchgate listening on http://{host}:{port} (database: {database})", flush=True)
-    uvicorn.run(
-        "switchgate.cli.serve:worker_app",
-        factory=True,
-        host=host,
-        port=port,
-        workers=workers,
-        loop="uvloop",
-        http="httptools",
-        lifespan="on",
-        access_log=False,
-        log_level=settings.log_level,
-        timeout_graceful_shutdown=30,
-    )
-    return 0
+    options: dict[str, Any] = {
+        "factory": True,
+        "host": host,
+        "port": port,
+        "loop": "uvloop",
+        "http": "httptools",
+        "lifespan": "on",
+        "access_log": False,
+        "log_level": settings.log_level,
+        "timeout_graceful_shutdown": max(1, math.ceil(settings.drain_seconds)),
+    }
+    if workers > 1:
+        # The supervisor passes SIGTERM to every worker, waits for them, and exits 0.
+        uvicorn.run("switchgate.cli.serve:worker_app", workers=workers, **options)
+        return 0
+    server = _Server(uvicorn.Config("switchgate.cli.serve:worker_app", **options))
+    server.run()
+    return 0 if server.started else 3
+
+
+class _Server(uvicorn.Server):
+    """uvicorn's server, except that SIGTERM is an ordinary, requested stop: after the
+    drain the process exits 0 instead of re-raising the signal (which exits 143)."""
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        if sig == signal.SIGTERM:
+            self.should_exit = True
+        else:
+            super().handle_exit(sig, frame)
 
 
 def worker_app() -> "GatewayApp":

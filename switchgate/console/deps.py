@@ -82,6 +82,49 @@ def base_url(request: Request) -> str:
     return configured or str(request.base_url).rstrip("/")
 
 
+class UntrustedHost(ValueError):
+    """The request's Host may not be used to build a link sent elsewhere."""
+
+
+_LOOPBACK = frozenset({"localhost", "::1", "[::1]"})
+
+
+def trusted_link_base(
+    public_url: str, allowed_hosts: tuple[str, ...], bind_host: str, request_base: str, host: str
+) -> str:
+    """The base of a link the gateway sends away (e-mail, OAuth redirect_uri): the
+    configured public URL; else the request's own address, but only when its Host names a
+    loopback address, the bind address or an allowed host: a forged Host header must never
+    choose where a password-reset link points."""
+    if public_url:
+        return public_url
+    name = host.lower()
+    if (
+        name in _LOOPBACK
+        or name.startswith("127.")
+        or name in allowed_hosts
+        or (name == bind_host.lower() and bind_host not in ("0.0.0.0", "::", ""))
+    ):
+        return request_base
+    raise UntrustedHost(
+        "this gateway does not know its public address: the operator must set "
+        "SWITCHGATE_PUBLIC_URL (or list this host in SWITCHGATE_ALLOWED_HOSTS) before it "
+        "sends sign-in or e-mail links"
+    )
+
+
+def link_base_url(request: Request) -> str:
+    """`trusted_link_base` for this request (UntrustedHost when the Host is not trusted)."""
+    settings = gw(request).settings
+    return trusted_link_base(
+        settings.public_url,
+        settings.allowed_hosts,
+        settings.host,
+        str(request.base_url).rstrip("/"),
+        request.url.hostname or "",
+    )
+
+
 def cookie_secure(request: Request) -> bool:
     settings = gw(request).settings
     if settings.cookie_secure is not None:

@@ -5,7 +5,9 @@ from typing import Any, Literal
 
 from switchgate.core.content import Part, TextPart
 
-Role = Literal["user", "assistant"]
+# "system": a system message inside the conversation (text parts only), kept in place;
+# providers/system_messages.py carries it to upstreams that have one system prompt only.
+Role = Literal["user", "assistant", "system"]
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,6 +20,7 @@ from switchgate.providers.anthropic_stream import (
 )
 from switchgate.providers.base import Target, UpstreamRequest
 from switchgate.providers.forward import forward_json
+from switchgate.providers.system_messages import fold_anthropic_body
 
 API_VERSION: Final = "2023-06-01"
 _CLIENT_STATUSES: Final = frozenset({400, 404, 413, 422})
@@ -144,7 +145,8 @@ class AnthropicProvider:
         headers: Mapping[str, str],
         raw: bytes | None = None,
     ) -> UpstreamRequest:
-        forwarded = {**body, "model": target.upstream_model}
+        folded = fold_anthropic_body(body)  # the real API refuses role system in messages
+        forwarded = {**(folded or body), "model": target.upstream_model}
         version = headers.get("anthropic-version") or API_VERSION
         out = _headers(target, version, headers.get("anthropic-beta"))
         return UpstreamRequest(

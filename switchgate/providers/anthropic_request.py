@@ -25,8 +25,9 @@ from switchgate.core.content import (
     ToolResultPart,
     UnknownPart,
 )
-from switchgate.core.request import ChatRequest, Reasoning, ToolChoice
+from switchgate.core.request import ChatRequest, Message, Reasoning, ToolChoice
 from switchgate.errors import invalid
+from switchgate.providers.system_messages import hoist_system
 
 DEFAULT_MAX_TOKENS: Final = 4096
 MIN_THINKING_BUDGET: Final = 1024
@@ -54,13 +55,14 @@ def core_to_anthropic_body(request: ChatRequest, model: str) -> dict[str, Any]:
     if request.sampling.n is not None and request.sampling.n > 1:
         raise invalid("n > 1 is not supported by Anthropic models", param="n")
     extras = request.extras.get("anthropic", {})
-    turns = _turns(request)
+    system_parts, messages = hoist_system(request)
+    turns = _turns(messages)
     thinking, max_tokens = _thinking(request, turns, extras.get("thinking"))
     if thinking is None or thinking["type"] == "disabled":
         _strip_prefill_thinking(turns)
     _trim_prefill(turns)
     body: dict[str, Any] = {"model": model, "max_tokens": max_tokens, "messages": turns}
-    system = _system(request.system)
+    system = _system(system_parts)
     if system:
         body["system"] = system
     if thinking is not None:
@@ -221,9 +223,9 @@ def _trim_prefill(turns: list[Turn]) -> None:
             turns.pop()
 
 
-def _turns(request: ChatRequest) -> list[Turn]:
+def _turns(messages: tuple[Message, ...]) -> list[Turn]:
     turns: list[Turn] = []
-    for message in request.messages:
+    for message in messages:
         blocks = [b for b in (_block(p) for p in message.parts) if b is not None]
         if not blocks:
             continue

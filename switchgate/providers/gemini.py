@@ -41,6 +41,7 @@ from switchgate.providers.gemini_stream import (
     gemini_usage_from_body,
     parse_gemini_response,
 )
+from switchgate.providers.system_messages import hoist_system
 
 SKIP_SIGNATURE: Final = "skip_thought_signature_validator"
 FILES_ROOT: Final = "https://generativelanguage.googleapis.com/v1beta/"  # where File API ids live
@@ -302,8 +303,9 @@ def build_gemini_body(request: ChatRequest) -> dict[str, Any]:
     """The generateContent body for a canonical request (extras["gemini"] merged last:
     its generationConfig into generationConfig, its tools appended, the rest top-level;
     keys starting with ":" are dialect bookkeeping and skipped)."""
-    body: dict[str, Any] = {"contents": build_contents(request.messages)}
-    system = [{"text": part.text} for part in request.system if part.text]
+    system_parts, messages = hoist_system(request)
+    body: dict[str, Any] = {"contents": build_contents(messages)}
+    system = [{"text": part.text} for part in system_parts if part.text]
     if system:
         body["systemInstruction"] = {"parts": system}
     tools, tool_config = _tool_fields(request)

@@ -138,6 +138,9 @@ def _messages(request: ChatRequest) -> list[dict[str, Any]]:
     for i, message in enumerate(request.messages):
         if message.role == "assistant":
             out.append(_assistant(message))
+        elif message.role == "system":  # in place (providers/system_messages.py)
+            text = "\n\n".join(p.text for p in message.parts if isinstance(p, TextPart))
+            out.append({"role": "system", "content": text})
         else:
             out.extend(_user(message, f"messages[{i}]"))
     return out

@@ -140,6 +140,7 @@ async def attempt(
                 await asyncio.sleep(wait)
                 continue
             record_failure(health, candidate, model, error, wait)
+            state.channel_errors.record(channel.id, error.message)
             break
         if response is None:
             continue
@@ -154,6 +155,7 @@ async def attempt(
             ErrorKind.UPSTREAM_TIMEOUT,
         ):
             health.failure(model_subject(channel.id, model), None, failed.message[:200])
+            state.channel_errors.record(channel.id, failed.message)
         return
     if last_error is not None:
         raise last_error

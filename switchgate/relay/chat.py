@@ -17,6 +17,7 @@ from switchgate.core.usage import Usage
 from switchgate.dialects.base import ChatDialect
 from switchgate.errors import ErrorKind, GatewayError
 from switchgate.providers.base import ChatProvider, Target, UpstreamRequest
+from switchgate.relay import policy
 from switchgate.relay.asgi import SSE_HEADERS, ClientGone, Responder
 from switchgate.relay.attempt import attempt
 from switchgate.relay.outcome import Outcome
@@ -58,9 +59,10 @@ def _unreadable(exc: Exception) -> GatewayError:
 
 async def run_chat(state: AppState, call: ChatCall, responder: Responder) -> None:
     """Serve one admitted chat call. Raises GatewayError only before any byte was sent."""
-    price = state.catalog.prices[call.request.model]
+    price = policy.price_of(call.request.model, state.catalog)
     user_id = call.principal.user_id
     max_out = call.request.sampling.max_tokens or state.settings.default_hold_output_tokens
+    max_out *= call.request.sampling.n or 1  # every choice / candidate is a whole answer
     hold = token_hold(price, estimate_input_tokens(len(call.raw)), max_out)
     await state.book.hold(user_id, hold)
     try:

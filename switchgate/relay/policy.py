@@ -4,6 +4,7 @@ import ipaddress
 import time
 
 from switchgate.accounts.auth import Principal
+from switchgate.billing.pricing import Price, charges_nothing
 from switchgate.billing.token_spend import TokenSpend
 from switchgate.catalog import Catalog
 from switchgate.errors import ErrorKind, GatewayError
@@ -77,6 +78,21 @@ def check_model(principal: Principal, model: str, catalog: Catalog) -> None:
             param="model",
             code="model_not_found",
         )
+
+
+def price_of(model: str, catalog: Catalog) -> Price:
+    """The served model's price; a price with nothing above zero (e.g. an image model whose
+    per-image price was never set) is refused as unpriced rather than served for free."""
+    price = catalog.prices[model]
+    if charges_nothing(price):
+        raise GatewayError(
+            ErrorKind.NOT_FOUND,
+            f"The model '{model}' has no price for this kind of request yet; "
+            "an admin sets it under Models in the console.",
+            param="model",
+            code="model_not_priced",
+        )
+    return price
 
 
 def may_use(principal: Principal, model: str) -> bool:

@@ -141,7 +141,7 @@ async def serve(state: AppState, scope: Scope, receive: Receive, send: Send) -> 
                 "Missing required parameter: 'model'.", "model", "missing_required_parameter"
             )
         policy.check_model(principal, model, state.catalog)
-        price = state.catalog.prices[model]
+        price = policy.price_of(model, state.catalog)
         hold = session_hold(state, price)
         await state.book.hold(principal.user_id, hold)
     except GatewayError as err:

@@ -180,7 +180,7 @@ async def _run(
     responder: Responder,
     dialect: ChatDialect,
 ) -> None:
-    price = state.catalog.prices[exchange.model]
+    price = policy.price_of(exchange.model, state.catalog)
     held = exchange.hold(price)
     await state.book.hold(principal.user_id, held)
     try:

@@ -97,7 +97,8 @@ class RedisHealthSync:
         states: dict[str, Breaker] = {}
         for subject, value in raw.items():
             try:
-                states[subject.decode()] = Breaker.from_dict(jsonutil.loads(value))
+                name = subject.decode() if isinstance(subject, bytes) else str(subject)
+                states[name] = Breaker.from_dict(jsonutil.loads(value))
             except (ValueError, TypeError, AttributeError):
                 continue
         self._health.replace_all(states)

@@ -4,7 +4,9 @@ Skipped with a clear message when Chromium is missing, except in CI (CI=true), w
 missing browser fails the tests (scripts/test installs it when run as root).
 """
 
+import os
 import shutil
+import tempfile
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -21,7 +23,11 @@ ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
-SCREENSHOTS = ROOT / "docs" / "screenshots"
+DOCS_SCREENSHOTS = ROOT / "docs" / "screenshots"
+# The docs' screenshots are rewritten only on request, so a test run leaves the checkout
+# clean; otherwise they go to a scratch directory (still taken: the page must render).
+WRITE_DOCS_SCREENSHOTS = os.environ.get("SWITCHGATE_WRITE_SCREENSHOTS") == "1"
+SCRATCH_SCREENSHOTS = Path(tempfile.gettempdir()) / "switchgate-screenshots"
 T = TypeVar("T")
 
 
@@ -39,10 +45,11 @@ def off_loop(fn: Callable[..., T], *args: Any) -> T:
 
 
 def screenshot(page: Any, name: str) -> None:
-    SCREENSHOTS.mkdir(parents=True, exist_ok=True)
+    target = DOCS_SCREENSHOTS if WRITE_DOCS_SCREENSHOTS else SCRATCH_SCREENSHOTS
+    target.mkdir(parents=True, exist_ok=True)
     page.evaluate("window.scrollTo(0, 0)")
     page.wait_for_timeout(150)  # let the last paint settle
-    page.screenshot(path=str(SCREENSHOTS / f"{name}.png"))
+    page.screenshot(path=str(target / f"{name}.png"))
 
 
 def sign_in(page: Any, base_url: str, email: str, password: str) -> None:

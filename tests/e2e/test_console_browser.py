@@ -1,7 +1,8 @@
 """The console in a real browser (headless Chromium): sign-up with e-mail verification,
 tokens and the SDK, the request log with costs, the streaming playground, an admin adding
 a channel and a price, and GitHub / Google sign-in against the local fake provider.
-The screenshots in docs/screenshots come from these tests."""
+The screenshots in docs/screenshots come from these tests (run with
+SWITCHGATE_WRITE_SCREENSHOTS=1 to refresh them; otherwise they go to a scratch directory)."""
 
 import re
 from decimal import Decimal

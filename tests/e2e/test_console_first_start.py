@@ -46,3 +46,18 @@ def test_first_admin_password_is_in_the_log_once_and_the_sign_in_page_says_so(
         "POST", "/api/me/password", {"current_password": password, "new_password": "n3w-pass-1"}
     )
     assert 'id="admin-hint"' not in Console(fresh.base_url).http.get("/console/signin").text
+
+
+def test_without_a_mail_server_the_reset_link_is_not_offered(fresh: Process) -> None:
+    http = Console(fresh.base_url).http
+    signin = http.get("/console/signin").text
+    assert 'id="forgot-link"' not in signin and 'id="no-mail-note"' in signin
+    forgot = http.get("/console/forgot").text
+    assert 'id="no-mail"' in forgot and 'name="email"' not in forgot
+
+
+def test_the_signed_out_pages_answer_head_like_get(fresh: Process) -> None:
+    http = Console(fresh.base_url).http
+    for path in ("/console/signin", "/console/signup", "/console/forgot", "/console/reset"):
+        assert http.head(path).status_code == 200, path
+        assert http.get(path).status_code == 200, path

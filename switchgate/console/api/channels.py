@@ -41,6 +41,7 @@ async def list_channels(request: Request, actor: Actor) -> dict[str, Any]:
     async with state.db.connect() as conn:
         loaded = await load_channels(conn, state.box)
     breakers = state.health.snapshot()
+    errors = state.channel_errors.snapshot()
     return {
         "kinds": list(KNOWN_KINDS),
         "items": [
@@ -58,6 +59,8 @@ async def list_channels(request: Request, actor: Actor) -> dict[str, Any]:
                 "headers": dict(c.extra.get("headers", {})),
                 "api_version": c.extra.get("api_version"),
                 **channel_health(breakers, c.id),
+                "last_error": errors[c.id].message if c.id in errors else None,
+                "last_error_at": errors[c.id].at_ms if c.id in errors else None,
             }
             for c in loaded
         ],
@@ -168,10 +171,18 @@ async def test_channel(request: Request, actor: Actor) -> dict[str, Any]:
     if not found:
         raise ApiError(404, f"no channel with id {channel_id}", "not_found")
     model = (await json_body(request)).get("model")
-    result = await probe_channel(state, found[0], str(model) if model else None)
+    result = await probe_channel(
+        state.upstream,
+        state.providers,
+        found[0],
+        prices=state.catalog.prices,
+        model=str(model) if model else None,
+    )
     if result.ok:
         state.health.reset_channel(channel_id)
-    return result.__dict__
+    elif result.outcome == "failed":
+        state.channel_errors.record(channel_id, f"test: {result.diagnosis or result.message}")
+    return result.as_dict()
 
 
 ROUTES = [

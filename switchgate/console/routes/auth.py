@@ -8,8 +8,14 @@ from starlette.routing import Route
 
 from switchgate.accounts import csrf, sessions, signin
 from switchgate.accounts.mail import MailError, SmtpConfig, send_mail
-from switchgate.accounts.service import AccountError, set_password
-from switchgate.console.deps import base_url, client_ip, current_session, gw
+from switchgate.accounts.service import AccountError, hash_new_password, set_password_hash
+from switchgate.console.deps import (
+    UntrustedHost,
+    client_ip,
+    current_session,
+    gw,
+    link_base_url,
+)
 from switchgate.console.render import render
 from switchgate.console.routes.common import (
     SIGNUP_LIMITED,
@@ -30,24 +36,33 @@ async def too_many(request: Request, template: str, wait: int, what: str, **ctx:
     return response
 
 
+def _mail_base(request: Request) -> str:
+    """Where links in e-mails point; MailError when the Host header cannot be trusted."""
+    try:
+        return link_base_url(request)
+    except UntrustedHost as exc:
+        raise MailError(str(exc)) from exc
+
+
 async def _mail_link(request: Request, user_id: int, email: str, purpose: str) -> None:
     config = SmtpConfig.from_site(await site(request))
     if config is None:
         raise MailError("e-mail is not set up on this gateway; ask the operator")
+    base = _mail_base(request)
     async with gw(request).db.begin() as conn:
         token = await signin.issue_email_token(conn, user_id, purpose)
     if purpose == "verify":
-        link = f"{base_url(request)}/console/verify?token={token}"
+        link = f"{base}/console/verify?token={token}"
         subject, text = "Verify your e-mail address", f"Open this link to verify:\n\n{link}\n"
     else:
-        link = f"{base_url(request)}/console/reset?token={token}"
+        link = f"{base}/console/reset?token={token}"
         subject = "Reset your password"
         text = f"Open this link to choose a new password (valid for 1 hour):\n\n{link}\n"
     await send_mail(config, email, subject, text)
 
 
 async def signin_page(request: Request) -> Response:
-    if request.method == "GET":
+    if request.method != "POST":  # GET, and HEAD (answered like GET)
         if await current_session(request) is not None:
             return RedirectResponse("/console", status_code=303)
         return await form_page(request, "signin.html", next=request.query_params.get("next"))
@@ -57,16 +72,14 @@ async def signin_page(request: Request) -> Response:
     if not pre_csrf_ok(request, form):
         return await form_page(request, "signin.html", 403, error="The form expired; try again.")
     state, ip = gw(request), client_ip(request)
-    wait = await state.account_limits.signin_wait(email, ip)
+    wait = await state.account_limits.take_signin(email, ip)
     if wait is not None:
         return await too_many(
             request, "signin.html", wait, "Too many sign-in attempts", email=email, next=next_url
         )
     try:
-        async with state.db.connect() as conn:
-            who = await signin.authenticate(conn, email, str(form.get("password") or ""))
+        who = await signin.authenticate(state.db, email, str(form.get("password") or ""))
     except AccountError as exc:
-        await state.account_limits.signin_failed(email, ip)
         return await form_page(
             request,
             "signin.html",
@@ -75,7 +88,7 @@ async def signin_page(request: Request) -> Response:
             next=next_url,
             error=str(exc).capitalize() + ".",
         )
-    await state.account_limits.signin_succeeded(email)
+    await state.account_limits.signin_succeeded(email, ip)
     current = await site(request)
     if (
         current.smtp_configured
@@ -95,7 +108,7 @@ async def signin_page(request: Request) -> Response:
 
 async def signup_page(request: Request) -> Response:
     current = await site(request)
-    if request.method == "GET":
+    if request.method != "POST":  # GET, and HEAD (answered like GET)
         return await form_page(request, "signup.html")
     form = await request.form()
     email = str(form.get("email") or "")
@@ -107,12 +120,16 @@ async def signup_page(request: Request) -> Response:
         return await form_page(
             request, "signup.html", 400, email=email, error="The two passwords differ."
         )
+    if current.smtp_configured:
+        try:
+            _mail_base(request)  # refuse before creating an account that cannot be verified
+        except MailError as exc:
+            return await form_page(request, "signup.html", 400, email=email, error=str(exc))
     wait = await gw(request).account_limits.take_signup(client_ip(request))
     if wait is not None:
         return await too_many(request, "signup.html", wait, SIGNUP_LIMITED, email=email)
     try:
-        async with gw(request).db.begin() as conn:
-            user = await signin.sign_up(conn, email, str(form.get("password") or ""))
+        user = await signin.sign_up(gw(request).db, email, str(form.get("password") or ""))
     except AccountError as exc:
         return await form_page(request, "signup.html", 400, email=email, error=str(exc))
     if not current.smtp_configured:
@@ -180,12 +197,16 @@ async def verify(request: Request) -> Response:
 
 
 async def forgot(request: Request) -> Response:
-    if request.method == "GET":
+    if request.method != "POST":  # GET, and HEAD (answered like GET)
         return await form_page(request, "forgot.html")
     form = await request.form()
     if not pre_csrf_ok(request, form):
         return await form_page(request, "forgot.html", 403, error="The form expired; try again.")
     email = str(form.get("email") or "").strip().lower()
+    try:
+        _mail_base(request)  # before the look-up: the answer must not depend on the address
+    except MailError as exc:
+        return await form_page(request, "forgot.html", 400, error=str(exc))
     state = gw(request)
     wait = await state.account_limits.take_mail(email, client_ip(request))
     if wait is not None:
@@ -206,7 +227,7 @@ async def forgot(request: Request) -> Response:
 
 
 async def reset(request: Request) -> Response:
-    if request.method == "GET":
+    if request.method != "POST":  # GET, and HEAD (answered like GET)
         return await form_page(request, "reset.html", token=request.query_params.get("token"))
     form = await request.form()
     token = str(form.get("token") or "")
@@ -220,9 +241,10 @@ async def reset(request: Request) -> Response:
             request, "reset.html", 400, token=token, error="The two passwords differ."
         )
     try:
+        hashed = await hash_new_password(password)
         async with gw(request).db.begin() as conn:
             user_id = await signin.use_email_token(conn, token, "reset")
-            await set_password(conn, user_id, password)
+            await set_password_hash(conn, user_id, hashed)
             await signin.mark_verified(conn, user_id)
             await sessions.destroy_all(conn, user_id)
     except AccountError as exc:

@@ -43,6 +43,7 @@ async def form_page(request: Request, template: str, status: int = 200, **ctx: A
         signup_open=current.signup_open,
         github=current.provider_configured("github"),
         google=current.provider_configured("google"),
+        mail_configured=current.smtp_configured,
         admin_hint=hint,
         **ctx,
     )

@@ -15,7 +15,14 @@ from starlette.routing import Route
 
 from switchgate.accounts import csrf, identities, oauth
 from switchgate.accounts.service import AccountError
-from switchgate.console.deps import base_url, client_ip, cookie_secure, current_session, gw
+from switchgate.console.deps import (
+    UntrustedHost,
+    client_ip,
+    cookie_secure,
+    current_session,
+    gw,
+    link_base_url,
+)
 from switchgate.console.render import render
 from switchgate.console.routes.common import SIGNUP_LIMITED, limited_text, site, start_session
 
@@ -23,7 +30,13 @@ PENDING_COOKIE = "sg_oauth"
 
 
 def _redirect_uri(request: Request, provider: str) -> str:
-    return f"{base_url(request)}/console/oauth/{provider}/callback"
+    """Never from an untrusted Host header (UntrustedHost): see deps.trusted_link_base."""
+    return f"{link_base_url(request)}/console/oauth/{provider}/callback"
+
+
+def _sentence(exc: Exception) -> str:
+    text = str(exc)
+    return text[:1].upper() + text[1:] + "."
 
 
 def _failed(request: Request, message: str, status: int = 400) -> Response:
@@ -40,7 +53,11 @@ async def _begin(request: Request, mode: str) -> Response:
         return _failed(request, str(exc), 502)
     if provider is None:
         return _failed(request, f"Sign-in with {name} is not set up on this gateway.", 404)
-    url, pending = oauth.start(provider, _redirect_uri(request, name), mode)
+    try:
+        redirect_uri = _redirect_uri(request, name)
+    except UntrustedHost as exc:
+        return _failed(request, _sentence(exc))
+    url, pending = oauth.start(provider, redirect_uri, mode)
     response = RedirectResponse(url, status_code=303)
     response.set_cookie(
         PENDING_COOKIE,
@@ -89,6 +106,8 @@ async def callback(request: Request) -> Response:
         ident = await oauth.finish(
             provider, pending, _redirect_uri(request, name), request.query_params["code"]
         )
+    except UntrustedHost as exc:
+        return _failed(request, _sentence(exc))
     except oauth.OAuthError as exc:
         return _failed(request, str(exc), 502)
     state = gw(request)

@@ -258,12 +258,13 @@ def _reasoning(thinking: Any, output_config: Any, extras: dict[str, Any]) -> Rea
             )
         if set(thinking) - {"type", "budget_tokens"}:
             extras["thinking"] = thinking
-        return Reasoning(enabled=True, effort=effort, budget_tokens=budget)
+        # Anthropic thinking comes back as blocks: a Gemini upstream must include thoughts.
+        return Reasoning(enabled=True, effort=effort, budget_tokens=budget, include_thoughts=True)
     if kind == "disabled":
         return Reasoning(enabled=False)
     if kind == "adaptive":
         extras["thinking"] = thinking
-        return Reasoning(enabled=True, effort=effort)
+        return Reasoning(enabled=True, effort=effort, include_thoughts=True)
     raise invalid("thinking: type must be enabled, disabled or adaptive", param="thinking")
 
 
@@ -290,8 +291,11 @@ def _messages(messages: Any) -> tuple[Message, ...]:
             role = "user"
         elif message.get("role") == "assistant":
             role = "assistant"
+        elif message.get("role") == "system":
+            out.append(Message("system", _system_message(message.get("content"), param)))
+            continue
         else:
-            raise _bad(f"{param}.role", "must be user or assistant")
+            raise _bad(f"{param}.role", "must be user, assistant or system")
         content = message.get("content")
         if isinstance(content, str):
             out.append(Message(role, (TextPart(content),)))
@@ -301,6 +305,21 @@ def _messages(messages: Any) -> tuple[Message, ...]:
         else:
             raise _bad(f"{param}.content", "must be a string or a list of blocks")
     return tuple(out)
+
+
+def _system_message(content: Any, param: str) -> tuple[TextPart, ...]:
+    """A `role: system` message (Claude Code sends them for models it doesn't know as
+    Claude): text only, kept in place; see providers/system_messages.py."""
+    if isinstance(content, str):
+        return (TextPart(content),)
+    if not isinstance(content, list):
+        raise _bad(f"{param}.content", "must be a string or a list of text blocks")
+    parts: list[TextPart] = []
+    for j, block in enumerate(content):
+        if not isinstance(block, dict) or block.get("type") != "text":
+            raise _bad(f"{param}.content.{j}", "system messages may contain text blocks only")
+        parts.append(_text(block, f"{param}.content.{j}"))
+    return tuple(parts)
 
 
 def _str(block: dict[str, Any], key: str, param: str) -> str:

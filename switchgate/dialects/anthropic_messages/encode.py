@@ -5,7 +5,7 @@ import uuid
 from typing import Any, Final
 
 from switchgate import jsonutil
-from switchgate.core.content import OutputPart, TextPart, ToolCallPart
+from switchgate.core.content import OutputPart, TextPart, ThinkingPart, ToolCallPart
 from switchgate.core.request import ChatRequest
 from switchgate.core.response import ChatResponse, FinishReason
 from switchgate.core.usage import Usage
@@ -73,8 +73,22 @@ def content_block(part: OutputPart) -> dict[str, Any] | None:
     return {"type": "thinking", "thinking": part.text, "signature": part.signature or ""}
 
 
+def late_signature(part: OutputPart, said: bool) -> bool:
+    """A bare signature after text or a tool call (Gemini signs its last text part) has no
+    place in an Anthropic message: thinking comes first, and a trailing thinking block
+    hides the answer from clients that show the last block (Claude Code's `-p`). Dropped;
+    Gemini does not require text-part signatures back."""
+    return said and isinstance(part, ThinkingPart) and not part.text and part.redacted is None
+
+
 def core_to_anthropic_response(resp: ChatResponse, request: ChatRequest) -> bytes:
-    blocks = [b for b in (content_block(p) for p in resp.parts) if b is not None]
+    blocks: list[dict[str, Any]] = []
+    said = False
+    for part in resp.parts:
+        block = None if late_signature(part, said) else content_block(part)
+        if block is not None:
+            blocks.append(block)
+            said = said or block["type"] in ("text", "tool_use")
     saw_tool = any(isinstance(p, ToolCallPart) for p in resp.parts)
     body: dict[str, Any] = {
         "id": message_id(resp.id),

@@ -56,6 +56,7 @@ class AnthropicStreamEncoder:
         self._open_tool: int | None = None
         self._next_index = 0
         self._saw_tool = False
+        self._said = False  # a text or tool_use block was started
         self._finish: Finish | None = None
         self._delta_sent = False
         self._usage: Usage | None = None
@@ -74,6 +75,7 @@ class AnthropicStreamEncoder:
         out = self._start(event if isinstance(event, Start) else None)
         if isinstance(event, TextDelta):
             if event.text:
+                self._said = True
                 out += self._block("text", {"type": "text", "text": ""})
                 out += self._text_delta("text_delta", "text", event.text)
         elif isinstance(event, ThinkingDelta):
@@ -81,6 +83,8 @@ class AnthropicStreamEncoder:
                 out += self._thinking_block()
                 out += self._text_delta("thinking_delta", "thinking", event.text)
         elif isinstance(event, SignatureDelta):
+            if self._open != "thinking" and self._said:
+                return out  # dropped: see encode.late_signature
             out += self._thinking_block()
             out += self._delta({"type": "signature_delta", "signature": event.signature})
         elif isinstance(event, RedactedThinking):
@@ -96,7 +100,7 @@ class AnthropicStreamEncoder:
             block: dict[str, Any] = {"type": "tool_use", "id": event.id, "name": event.name}
             block["input"] = {}
             out += self._block("tool", block)
-            self._open_tool, self._saw_tool = event.index, True
+            self._open_tool, self._saw_tool, self._said = event.index, True, True
         elif isinstance(event, ToolArgsDelta):
             # The IR never interleaves calls; a fragment for a closed call can't be sent.
             if event.fragment and self._open == "tool" and event.index == self._open_tool:

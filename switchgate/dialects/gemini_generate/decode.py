@@ -298,11 +298,24 @@ def _generation(
         seed=opt_int("seed"),
         presence_penalty=opt_num("presencePenalty"),
         frequency_penalty=opt_num("frequencyPenalty"),
-        n=opt_int("candidateCount", 1),
+        n=_candidates(opt_int("candidateCount", 1), where),
     )
     response_format = _response_format(config, rest)
     reasoning = _reasoning(config["thinkingConfig"]) if "thinkingConfig" in config else None
     return sampling, response_format, reasoning, rest
+
+
+# Google's own limit; each candidate is a whole answer (and is held for).
+MAX_CANDIDATES: Final = 8
+
+
+def _candidates(count: int | None, where: str) -> int | None:
+    if count is not None and count > MAX_CANDIDATES:
+        raise invalid(
+            f"{where}.candidateCount must be at most {MAX_CANDIDATES}",
+            param=f"{where}.candidateCount",
+        )
+    return count
 
 
 def gemini_to_core_request(body: Any, model: str, *, stream: bool = False) -> ChatRequest:

@@ -148,8 +148,25 @@ def _sampling(body: dict[str, Any], max_tokens: int | None) -> Sampling:
         seed=int_field(body, "seed", None),
         presence_penalty=number_field(body, "presence_penalty", -2, 2),
         frequency_penalty=number_field(body, "frequency_penalty", -2, 2),
-        n=int_field(body, "n", 1),
+        n=_choices(body),
     )
+
+
+# `n` multiplies the output (and the hold for it): bounded so one request cannot reserve,
+# or be served, far past what a balance covers.
+MAX_CHOICES: Final = 16
+
+
+def _choices(body: dict[str, Any]) -> int | None:
+    n = int_field(body, "n", 1)
+    if n is not None and n > MAX_CHOICES:
+        raise invalid(
+            f"Invalid 'n': integer above maximum value. Expected a value <= {MAX_CHOICES}, "
+            f"but got {n} instead.",
+            param="n",
+            code="integer_above_max_value",
+        )
+    return n
 
 
 def _tools(body: dict[str, Any]) -> tuple[tuple[ToolSpec, ...], list[Any]]:

@@ -39,8 +39,17 @@ async function test(c, cell) {
   cell.replaceChildren(h("span", { class: "muted small" }, "testing…"));
   try {
     const r = await api("POST", `/api/channels/${c.id}/test`, {});
-    cell.replaceChildren(badge(r.ok ? "ok" : "failed", r.ok ? "ok" : "err"), " ",
-      h("span", { class: "small muted test-result" }, `${r.model} · ${r.latency_ms} ms · ${r.message}`));
+    const seen = r.upstream_model ? ` → ${r.upstream_model}` : "";
+    cell.replaceChildren(badge(r.outcome, r.ok ? "ok" : r.outcome === "skipped" ? "off" : "err"), " ",
+      h("span", { class: "small muted test-result" },
+        `${r.call} ${r.model}${seen} · ${r.latency_ms} ms${r.status ? ` · HTTP ${r.status}` : ""} · ${r.message}`));
+    if (r.diagnosis) cell.append(h("div", { class: "small test-diagnosis" }, r.diagnosis));
+    if (r.disable_suggested && c.status === "enabled") {
+      cell.append(h("button", { class: "small", onclick: async () => {
+        try { await api("POST", `/api/channels/${c.id}/status`, { enabled: false }); toast(`${c.name} disabled`); await load(); }
+        catch (e) { fail(e); }
+      } }, "Disable this key"));
+    }
   } catch (e) { cell.replaceChildren(); fail(e); }
 }
 
@@ -61,6 +70,8 @@ async function load() {
     { label: "Tier / weight", class: "num", cell: c => `${c.priority} / ${c.weight}` },
     { label: "Status", cell: c => c.status === "enabled" ? badge("enabled", "ok") : badge("disabled", "off") },
     { label: "Health", cell: c => c.health === "ok" ? badge("ok", "ok") : badge(`cooling ${c.cooling_seconds}s`, "warn") },
+    { label: "Last error", cell: c => c.last_error
+      ? h("span", { class: "small last-error", title: new Date(c.last_error_at).toLocaleString() }, c.last_error) : "" },
     { label: "", cell: c => {
       const result = h("div", {});
       return h("div", {}, h("div", { class: "actions" },

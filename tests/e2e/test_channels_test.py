@@ -1,0 +1,152 @@
+"""`switchgate channels test` and the probe behind it (also the console's Test button and
+`switchgate doctor`): a real tiny call per channel against the fake upstreams, and the
+diagnosis for each way a channel can be broken."""
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from switchgate.billing.pricing import Price
+from switchgate.providers.registry import chat_providers
+from switchgate.relay.probe import ProbeResult, probe_channel
+from switchgate.relay.upstream import UpstreamClient
+from switchgate.routing.channels import Channel
+from switchgate.settings import Timeouts
+from switchgate.testing import MockUpstream, start_mock_upstream
+from tests.status_upstream import status_upstream
+from tests.support import Process, gateway_env, run_cli
+
+PRICES = {
+    "embed-mock": Price("embed-mock", kind="embedding"),
+    "tts-mock": Price("tts-mock", kind="tts"),
+}
+
+
+@pytest.fixture
+async def mock() -> AsyncIterator[MockUpstream]:
+    up = await start_mock_upstream()
+    yield up
+    await up.close()
+
+
+@pytest.fixture
+async def client() -> AsyncIterator[UpstreamClient]:
+    c = UpstreamClient(Timeouts())
+    await c.start()
+    yield c
+    await c.close()
+
+
+def _channel(kind: str, base_url: str, models: tuple[str, ...], key: str = "mock-key") -> Channel:
+    return Channel(1, f"{kind}-test", kind, base_url, key, models, {"gpt-a": "gpt-upstream"})
+
+
+async def _probe(client: UpstreamClient, channel: Channel, timeout: float = 5) -> ProbeResult:
+    return await probe_channel(client, chat_providers(), channel, prices=PRICES, timeout=timeout)
+
+
+@pytest.mark.parametrize(
+    ("kind", "path", "models", "call"),
+    [
+        ("openai", "/v1", ("gpt-a",), "chat"),
+        ("anthropic", "", ("claude-x",), "chat"),
+        ("gemini", "", ("gemini-x",), "chat"),
+        ("openai", "/v1", ("tts-mock", "embed-mock"), "embedding"),
+        ("gemini", "", ("embed-mock",), "embedding"),
+        ("cohere", "", ("rerank-x",), "rerank"),
+    ],
+)
+async def test_a_working_channel_answers_with_the_upstreams_model_name(
+    mock: MockUpstream,
+    client: UpstreamClient,
+    kind: str,
+    path: str,
+    models: tuple[str, ...],
+    call: str,
+) -> None:
+    result = await _probe(client, _channel(kind, mock.base_url + path, models))
+    assert result.ok and result.outcome == "ok", result
+    assert result.call == call and result.status == 200 and result.diagnosis == ""
+    if (kind, call) != ("gemini", "embedding"):  # Gemini's embeddings name no model
+        assert result.upstream_model, result
+    if models == ("gpt-a",):  # the model map is applied: the upstream saw its own name
+        assert result.model == "gpt-a" and "gpt-upstream" in result.upstream_model
+    sent = mock.requests[-1]
+    assert "mock-key" not in str(sent)  # the recorder redacts keys; the call was real
+    assert result.latency_ms >= 0
+
+
+async def test_media_only_channels_are_skipped_not_called(
+    mock: MockUpstream, client: UpstreamClient
+) -> None:
+    result = await _probe(client, _channel("openai", mock.base_url + "/v1", ("tts-mock",)))
+    assert result.outcome == "skipped" and not result.ok and not mock.requests
+
+
+async def test_a_wrong_key_is_diagnosed_and_disabling_is_offered(
+    mock: MockUpstream, client: UpstreamClient
+) -> None:
+    channel = _channel("openai", mock.base_url + "/v1", ("gpt-a",), key="sk-wrong")
+    result = await _probe(client, channel)
+    assert result.outcome == "failed" and result.status == 401 and result.disable_suggested
+    assert "rejected the API key" in result.diagnosis
+    assert "sk-wrong" not in str(result.as_dict())
+
+
+@pytest.mark.parametrize(
+    ("status", "words", "disable"),
+    [
+        (403, "may not use 'gpt-a'", True),
+        (404, "does not know model 'gpt-a'", False),
+        (429, "rate-limiting", False),
+        (500, "failed on its side", False),
+    ],
+)
+async def test_each_refusal_gets_its_diagnosis(
+    client: UpstreamClient, status: int, words: str, disable: bool
+) -> None:
+    async with status_upstream() as url:
+        result = await _probe(client, _channel("openai", f"{url}/s/{status}/v1", ("gpt-a",)))
+    assert result.outcome == "failed" and result.status == status
+    assert words in result.diagnosis and result.disable_suggested is disable
+    assert result.message  # the upstream's own words are kept
+
+
+async def test_a_slow_or_dead_upstream_is_a_timeout_or_unreachable(client: UpstreamClient) -> None:
+    async with status_upstream() as url:
+        slow = await _probe(client, _channel("openai", f"{url}/slow/3000/v1", ("gpt-a",)), 0.3)
+    assert slow.outcome == "failed" and slow.status is None
+    assert slow.diagnosis.startswith("timeout: no answer within 0.3 s")
+    assert 250 <= slow.latency_ms < 2500
+    dead = await _probe(client, _channel("openai", "http://127.0.0.1:9/v1", ("gpt-a",)))
+    assert dead.outcome == "failed" and dead.diagnosis.startswith("unreachable:")
+
+
+def _add(env: dict[str, str], name: str, base_url: str, key: str, models: str) -> None:
+    run_cli(env, "channels", "add", name, "--kind", "openai", "--base-url", base_url,
+            "--key", key, "--models", models)  # fmt: skip
+
+
+def test_cli_tests_every_channel_and_offers_to_disable_a_bad_key(
+    mock_upstream: Process, tmp_path: Path
+) -> None:
+    env = gateway_env(tmp_path, None)
+    _add(env, "good", mock_upstream.base_url + "/v1", "mock-key", "gpt-a")
+    _add(env, "badkey", mock_upstream.base_url + "/v1", "sk-not-the-key", "gpt-a")
+    ok = run_cli(env, "channels", "test", "good")
+    assert ok.returncode == 0 and "good: OK  chat gpt-a -> gpt-a" in ok.stdout
+    assert "1 of 1 channels answered" in ok.stdout
+    every = run_cli(env, "channels", "test", "--timeout", "5", check=False)
+    assert every.returncode == 1, every.stdout + every.stderr
+    assert "badkey: FAILED" in every.stdout and "HTTP 401" in every.stdout
+    assert "rejected the API key" in every.stdout
+    assert "to disable it: switchgate channels disable badkey" in every.stdout
+    assert "sk-not-the-key" not in every.stdout + every.stderr
+    assert "enabled" in run_cli(env, "channels", "list").stdout.split("badkey")[1].split("\n")[0]
+    fixed = run_cli(env, "channels", "test", "badkey", "--disable-failing-keys", check=False)
+    assert fixed.returncode == 1 and "channel badkey disabled" in fixed.stdout
+    listed = run_cli(env, "channels", "list").stdout
+    assert "disabled" in listed.split("badkey")[1].split("\n")[0]
+    missing = run_cli(env, "channels", "test", "nope", check=False)
+    assert missing.returncode == 2 and "no channel named 'nope'" in missing.stderr

@@ -73,6 +73,8 @@ class Settings:
     # How often batched ledger rows and request logs are written.
     flush_seconds: float = 0.5
     max_body_bytes: int = 32 * 1024 * 1024
+    # Console forms and the /api management API (413 over it); see console/body_limit.py.
+    console_max_body_bytes: int = 1024 * 1024
     # Shutdown (drain.py): after SIGTERM, keep accepting for drain_delay_seconds with
     # /readyz at 503, then stop accepting and give in-flight requests and streams up to
     # drain_seconds to finish before they are cancelled.
@@ -128,6 +130,7 @@ class Settings:
             config_poll_seconds=_float(env, "SWITCHGATE_CONFIG_POLL_SECONDS", 1.0),
             flush_seconds=_float(env, "SWITCHGATE_FLUSH_SECONDS", 0.5),
             max_body_bytes=_int(env, "SWITCHGATE_MAX_BODY_BYTES", 32 * 1024 * 1024),
+            console_max_body_bytes=_int(env, "SWITCHGATE_CONSOLE_MAX_BODY_BYTES", 1024 * 1024),
             drain_seconds=_float(env, "SWITCHGATE_DRAIN_SECONDS", 30.0),
             drain_delay_seconds=_float(env, "SWITCHGATE_DRAIN_DELAY_SECONDS", 0.0),
             timeouts=Timeouts(

@@ -8,6 +8,8 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from switchgate.accounts.auth import Principal
+from switchgate.billing.holds import Hold
+from switchgate.billing.output_guard import OutputGuard, ends_event, output_hold_tokens
 from switchgate.billing.pricing import Price, estimate_input_tokens, token_cost, token_hold
 from switchgate.core.accumulate import Accumulator
 from switchgate.core.events import StreamError
@@ -17,6 +19,7 @@ from switchgate.core.usage import Usage
 from switchgate.dialects.base import ChatDialect
 from switchgate.errors import ErrorKind, GatewayError
 from switchgate.providers.base import ChatProvider, Target, UpstreamRequest
+from switchgate.providers.hosted_tools import dropped_header
 from switchgate.relay import policy
 from switchgate.relay.asgi import SSE_HEADERS, ClientGone, Responder
 from switchgate.relay.attempt import attempt
@@ -24,6 +27,7 @@ from switchgate.relay.outcome import Outcome
 from switchgate.relay.upstream import UpstreamResponse, iter_batches, iter_body, read_all
 from switchgate.routing.channels import Channel
 from switchgate.state import AppState
+from switchgate.tokenizer import Tokenizer
 
 
 class PassFilter(Protocol):
@@ -48,6 +52,18 @@ class ChatCall:
     # A per-channel override of the channel kind's provider (e.g. a native Responses
     # upstream); passthrough still means "the provider's dialect is the client's".
     native: Callable[[Channel], ChatProvider | None] | None = None
+    # Set by run_chat: the price, the request's hold, and the output tokens it covers.
+    price: Price | None = None
+    hold: Hold | None = None
+    held_output: int = 0
+
+    def output_guard(
+        self, tokenizer: Tokenizer, text: Callable[[], str], reported: Callable[[], Usage | None]
+    ) -> OutputGuard:
+        assert self.hold is not None and self.price is not None
+        return OutputGuard(
+            self.hold, self.price.output, self.held_output, tokenizer.count, text, reported
+        )
 
 
 def _unreadable(exc: Exception) -> GatewayError:
@@ -59,24 +75,16 @@ def _unreadable(exc: Exception) -> GatewayError:
 
 async def run_chat(state: AppState, call: ChatCall, responder: Responder) -> None:
     """Serve one admitted chat call. Raises GatewayError only before any byte was sent."""
-    price = policy.price_of(call.request.model, state.catalog)
-    user_id = call.principal.user_id
-    max_out = call.request.sampling.max_tokens or state.settings.default_hold_output_tokens
-    max_out *= call.request.sampling.n or 1  # every choice / candidate is a whole answer
-    hold = token_hold(price, estimate_input_tokens(len(call.raw)), max_out)
-    await state.book.hold(user_id, hold)
+    price = call.price = policy.price_of(call.request.model, state.catalog)
+    call.held_output = output_hold_tokens(call.request, state.settings.default_hold_output_tokens)
+    hold = call.hold = Hold(state.book, state.recorder.token_spend, call.principal)
+    await hold.take(token_hold(price, estimate_input_tokens(len(call.raw)), call.held_output))
     try:
         await _attempt_channels(state, call, responder)
     finally:
-        cost = _settle(state, call, price)
-        state.book.settle(user_id, hold, cost)
-
-
-def _settle(state: AppState, call: ChatCall, price: Price) -> int:
-    outcome = call.outcome
-    cost = token_cost(price, outcome.usage) if outcome.usage is not None else 0
-    outcome.cost = cost
-    return cost
+        outcome = call.outcome
+        cost = token_cost(price, outcome.usage) if outcome.usage is not None else 0
+        outcome.cost = hold.settle(cost)
 
 
 async def _attempt_channels(state: AppState, call: ChatCall, responder: Responder) -> None:
@@ -115,10 +123,13 @@ class _ChatRoute:
     async def deliver(self, channel: Channel, target: Target, response: UpstreamResponse) -> None:
         assert self.provider is not None
         state, call, provider = self.state, self.call, self.provider
+        passthrough, responder = self.passthrough, self.responder
+        # Hosted tools the translation left out are named in a response header.
+        dropped = dropped_header(call.request, provider.kind) if not passthrough else []
         if call.request.stream:
-            await _relay_stream(state, call, provider, response, self.responder, self.passthrough)
+            await _relay_stream(state, call, provider, response, responder, passthrough, dropped)
         else:
-            await _relay_whole(state, call, provider, response, self.responder, self.passthrough)
+            await _relay_whole(state, call, provider, response, responder, passthrough, dropped)
 
 
 def _complete_usage(
@@ -154,6 +165,7 @@ async def _relay_whole(
     response: UpstreamResponse,
     responder: Responder,
     passthrough: bool,
+    extra_headers: list[tuple[bytes, bytes]],
 ) -> None:
     data = await read_all(response)
     try:
@@ -171,8 +183,10 @@ async def _relay_whole(
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise _unreadable(exc) from exc
     call.outcome.usage = usage
+    assert call.hold is not None and call.price is not None
+    await call.hold.cover(token_cost(call.price, usage))  # an upstream past max_tokens
     call.outcome.first_byte()
-    await responder.whole(200, [(b"content-type", b"application/json")], body)
+    await responder.whole(200, [(b"content-type", b"application/json"), *extra_headers], body)
 
 
 async def _relay_stream(
@@ -182,8 +196,10 @@ async def _relay_stream(
     response: UpstreamResponse,
     responder: Responder,
     passthrough: bool,
+    extra_headers: list[tuple[bytes, bytes]],
 ) -> None:
-    await responder.start(200, call.stream_headers or SSE_HEADERS)
+    headers = call.stream_headers or SSE_HEADERS
+    await responder.start(200, [*headers, *extra_headers] if extra_headers else headers)
     if passthrough:
         await _pass_stream(state, call, provider, response, responder)
     else:
@@ -200,9 +216,14 @@ async def _pass_stream(
     meter = provider.usage_meter()
     pass_filter = call.pass_filter() if call.pass_filter else None
     outcome = call.outcome
+    guard = call.output_guard(state.tokenizer, meter.output_text, meter.usage)
+    sent = b"\n\n"  # the last chunk forwarded: the guard stops only between events
     try:
         async for chunk in iter_body(response):
             meter.feed(chunk)
+            if guard.due(len(chunk)) and ends_event(sent):
+                await guard.check()  # raises when the answer outgrows what can be held
+            sent = chunk
             out = pass_filter.feed(chunk) if pass_filter else chunk
             if out:
                 outcome.first_byte()
@@ -230,15 +251,20 @@ async def _translate_stream(
     accumulator = Accumulator()
     outcome = call.outcome
     keepalive = _KeepAlive(responder, getattr(encoder, "ping", None))
+    guard = call.output_guard(state.tokenizer, accumulator.text, lambda: accumulator.usage)
     try:
         # Events that arrived together leave together: one write per burst, not per event
         # (passed-through streams, by contrast, are forwarded chunk for chunk).
         async for chunks in iter_batches(response):
             out = []
+            size = 0
             for chunk in chunks:
+                size += len(chunk)
                 for event in decoder.feed(chunk):
                     accumulator.add(event)
                     out.append(encoder.encode(event))
+            if guard.due(size):
+                await guard.check()  # raises when the answer outgrows what can be held
             data = b"".join(out)
             if data:
                 outcome.first_byte()

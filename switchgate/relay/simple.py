@@ -17,6 +17,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from switchgate.accounts.auth import Principal
+from switchgate.billing.holds import Hold
 from switchgate.billing.pricing import Price
 from switchgate.core.usage import Usage
 from switchgate.dialects.base import ChatDialect
@@ -181,13 +182,13 @@ async def _run(
     dialect: ChatDialect,
 ) -> None:
     price = policy.price_of(exchange.model, state.catalog)
-    held = exchange.hold(price)
-    await state.book.hold(principal.user_id, held)
+    hold = Hold(state.book, state.recorder.token_spend, principal)
+    await hold.take(exchange.hold(price))
     try:
         route = _ExchangeRoute(state, exchange, price, outcome, responder, dialect)
         await attempt(state, exchange.model, channels, route, outcome, stream=exchange.stream)
     finally:
-        state.book.settle(principal.user_id, held, outcome.cost)
+        outcome.cost = hold.settle(outcome.cost)
 
 
 @dataclass(slots=True)

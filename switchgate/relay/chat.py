@@ -11,6 +11,7 @@ from switchgate.accounts.auth import Principal
 from switchgate.billing.holds import Hold
 from switchgate.billing.output_guard import OutputGuard, ends_event, output_hold_tokens
 from switchgate.billing.pricing import Price, estimate_input_tokens, token_cost, token_hold
+from switchgate.catalogue.limits import check_request
 from switchgate.core.accumulate import Accumulator
 from switchgate.core.events import StreamError
 from switchgate.core.request import ChatRequest
@@ -87,6 +88,7 @@ def _unreadable(exc: Exception) -> GatewayError:
 async def run_chat(state: AppState, call: ChatCall, responder: Responder) -> None:
     """Serve one admitted chat call. Raises GatewayError only before any byte was sent."""
     price = call.price = policy.price_of(call.request.model, state.catalog)
+    check_request(call.request, len(call.raw), state.catalog.limits, state.tokenizer)
     call.held_output = output_hold_tokens(call.request, state.settings.default_hold_output_tokens)
     hold = call.hold = Hold(state.book, state.recorder.token_spend, call.principal)
     await hold.take(token_hold(price, estimate_input_tokens(len(call.raw)), call.held_output))

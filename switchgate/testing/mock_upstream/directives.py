@@ -27,6 +27,8 @@ class Directives:
     text: str | None = None
     words: int | None = None  # the reply is this many words ("w1 w2 ..."): a long answer
     ignore_max_tokens: bool = False  # a reasoning model's habit: answer past the limit
+    call: str | None = None  # scripted: call this tool (scripted.py)
+    args: str | None = None  # scripted: with these JSON arguments
 
 
 NO_DIRECTIVES: Final = Directives()
@@ -79,6 +81,8 @@ _PARSERS: Final[dict[str, tuple[str, Callable[[str | None], object]]]] = {
     "text": ("text", _text),
     "words": ("words", lambda raw: _int(raw, 1, 1_000_000)),
     "ignore_max_tokens": ("ignore_max_tokens", _flag),
+    "call": ("call", lambda raw: raw.strip() if raw and raw.strip() else None),
+    "args": ("args", _text),
 }
 
 

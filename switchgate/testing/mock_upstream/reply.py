@@ -162,7 +162,12 @@ def _wants_tool(ask: Ask, d: Directives) -> bool:
 
 def plan_reply(ask: Ask, d: Directives, config: MockConfig) -> Plan:
     last = ask.last_user_text
-    calls = _tool_calls(ask, d) if _wants_tool(ask, d) else []
+    if d.call is not None:
+        from .scripted import scripted_calls  # a scripted tool round-trip
+
+        calls = scripted_calls(ask, d)
+    else:
+        calls = _tool_calls(ask, d) if _wants_tool(ask, d) else []
     text = ""
     if d.text is not None and not calls:
         text = d.text

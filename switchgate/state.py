@@ -98,4 +98,5 @@ class AppState:
             account_limits=AccountLimits.create(settings, redis),
         )
         state.recorder.observers.append(state.metrics.observe)
+        state.recorder.alerts.append(state.metrics.alert)
         return state

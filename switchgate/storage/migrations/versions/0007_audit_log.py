@@ -1,7 +1,7 @@
 """audit log of admin actions, append-only
 
 Revision ID: 0007
-Revises: 0011
+Revises: 0006
 
 `audit_log`: who changed which channel, price, balance, user or setting, when and from
 where. Triggers make the table append-only on SQLite and PostgreSQL: UPDATE and DELETE
@@ -12,7 +12,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0007"
-down_revision = "0011"
+down_revision = "0006"
 branch_labels = None
 depends_on = None
 

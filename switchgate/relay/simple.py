@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from switchgate.accounts.auth import Principal
 from switchgate.billing.holds import Hold
+from switchgate.billing.output_guard import OutputGuard, ends_event
 from switchgate.billing.pricing import Price
 from switchgate.core.usage import Usage
 from switchgate.dialects.base import ChatDialect
@@ -56,6 +57,7 @@ class Delivery:
     dialect: ChatDialect
     price: Price
     channel: Channel
+    hold: Hold
 
     def bill(self, cost: int, usage: Usage | None = None) -> None:
         self.outcome.cost = cost
@@ -74,15 +76,21 @@ class Delivery:
         meter: Callable[[bytes], None] | None = None,
         pass_filter: PassFilter | None = None,
         in_band_errors: bool = False,
+        guard: OutputGuard | None = None,
     ) -> None:
         """Relay the upstream body chunk by chunk as it arrives. A failure after the start
         ends the response (with the dialect's in-band error event when `in_band_errors`);
-        the caller bills in a `finally`."""
+        the caller bills in a `finally`. A `guard` (SSE streams only) stops an answer that
+        outgrows what its hold can grow to (billing/output_guard.py)."""
         await self.responder.start(200, headers)
+        sent = b"\n\n"
         try:
             async for chunk in iter_body(response):
                 if meter is not None:
                     meter(chunk)
+                if guard is not None and guard.due(len(chunk)) and ends_event(sent):
+                    await guard.check()
+                sent = chunk
                 out = pass_filter.feed(chunk) if pass_filter is not None else chunk
                 if out:
                     self.outcome.first_byte()
@@ -195,7 +203,7 @@ async def _run(
     await hold.take(exchange.hold(price))
     try:
         for_each = plan(channels, state.health, state.rng)
-        await _attempt(state, exchange, for_each, price, outcome, responder, dialect)
+        await _attempt(state, exchange, for_each, price, outcome, responder, dialect, hold)
     finally:
         outcome.cost = hold.settle(outcome.cost)
 
@@ -208,6 +216,7 @@ async def _attempt(
     outcome: Outcome,
     responder: Responder,
     dialect: ChatDialect,
+    hold: Hold,
 ) -> None:
     last_error: GatewayError | None = None
     for channel in candidates:
@@ -229,7 +238,7 @@ async def _attempt(
                     continue
                 raise error
             state.health.success(channel.id)
-            delivery = Delivery(state, outcome, responder, dialect, price, channel)
+            delivery = Delivery(state, outcome, responder, dialect, price, channel, hold)
             await exchange.relay(delivery, response)
             return
         finally:

@@ -19,14 +19,14 @@ from switchgate.core.response import ChatResponse
 from switchgate.core.usage import Usage
 from switchgate.dialects.base import ChatDialect
 from switchgate.errors import ErrorKind, GatewayError
-from switchgate.providers.base import ChatProvider, Target
+from switchgate.providers.base import ChatProvider, Target, UpstreamRequest
 from switchgate.providers.hosted_tools import dropped_header
 from switchgate.relay import policy
 from switchgate.relay.asgi import SSE_HEADERS, ClientGone, Responder
+from switchgate.relay.attempt import attempt
 from switchgate.relay.outcome import Outcome
 from switchgate.relay.upstream import UpstreamResponse, iter_batches, iter_body, read_all
 from switchgate.routing.channels import Channel
-from switchgate.routing.selector import plan
 from switchgate.state import AppState
 from switchgate.tokenizer import Tokenizer
 
@@ -67,17 +67,6 @@ class ChatCall:
         )
 
 
-def target_for(channel: Channel, model: str) -> Target:
-    extra = channel.extra
-    return Target(
-        base_url=channel.base_url,
-        api_key=channel.api_key,
-        upstream_model=channel.upstream_model(model),
-        extra_headers=extra.get("headers", {}),
-        api_version=extra.get("api_version"),
-    )
-
-
 def _unreadable(exc: Exception) -> GatewayError:
     return GatewayError(
         ErrorKind.UPSTREAM_ERROR,
@@ -102,54 +91,47 @@ async def run_chat(state: AppState, call: ChatCall, responder: Responder) -> Non
 
 async def _attempt_channels(state: AppState, call: ChatCall, responder: Responder) -> None:
     model = call.request.model
-    candidates = plan(state.catalog.channels_by_model.get(model, ()), state.health, state.rng)
-    last_error: GatewayError | None = None
-    for channel in candidates:
+    channels = state.catalog.channels_by_model.get(model, ())
+    route = _ChatRoute(state, call, responder)
+    await attempt(state, model, channels, route, call.outcome, stream=call.request.stream)
+
+
+class _ChatRoute:
+    """The chat call as the attempt pipeline sees it (relay/attempt.py)."""
+
+    def __init__(self, state: AppState, call: ChatCall, responder: Responder) -> None:
+        self.state, self.call, self.responder = state, call, responder
+        self.provider: ChatProvider | None = None
+        self.passthrough = False
+
+    def build(self, channel: Channel, target: Target) -> UpstreamRequest | None:
+        call = self.call
         native = call.native(channel) if call.native is not None else None
-        provider = native or state.providers.get(channel.kind)
+        provider = native or self.state.providers.get(channel.kind)
         if provider is None:
-            continue
-        target = target_for(channel, model)
-        passthrough = provider.dialect == call.dialect.name
-        if passthrough:
-            upstream_request = provider.build_passthrough(call.body, target, call.headers, call.raw)
+            return None
+        self.provider = provider
+        self.passthrough = provider.dialect == call.dialect.name
+        if self.passthrough:
+            return provider.build_passthrough(call.body, target, call.headers, call.raw)
+        return provider.build_chat_request(
+            replace(call.request, model=target.upstream_model), target
+        )
+
+    def classify(self, channel: Channel, status: int, body: bytes) -> GatewayError:
+        assert self.provider is not None
+        return self.provider.classify_error(status, body)
+
+    async def deliver(self, channel: Channel, target: Target, response: UpstreamResponse) -> None:
+        assert self.provider is not None
+        state, call, provider = self.state, self.call, self.provider
+        passthrough, responder = self.passthrough, self.responder
+        # Hosted tools the translation left out are named in a response header.
+        dropped = dropped_header(call.request, provider.kind) if not passthrough else []
+        if call.request.stream:
+            await _relay_stream(state, call, provider, response, responder, passthrough, dropped)
         else:
-            upstream_request = provider.build_chat_request(
-                replace(call.request, model=target.upstream_model), target
-            )
-        call.outcome.channel, call.outcome.upstream_model = channel, target.upstream_model
-        try:
-            response = await state.upstream.send(upstream_request)
-        except GatewayError as err:
-            state.health.failure(channel.id)
-            last_error = err
-            continue
-        try:
-            if response.status >= 400:
-                error = provider.classify_error(response.status, await read_all(response))
-                retry_after = response.headers.get("retry-after", "")
-                if error.retry_after is None and retry_after.isdigit():
-                    error.retry_after = int(retry_after)
-                if error.retryable:
-                    state.health.failure(channel.id)
-                    last_error = error
-                    continue
-                raise error
-            state.health.success(channel.id)
-            # Hosted tools the translation left out are named in a response header.
-            dropped = dropped_header(call.request, provider.kind) if not passthrough else []
-            if call.request.stream:
-                await _relay_stream(
-                    state, call, provider, response, responder, passthrough, dropped
-                )
-            else:
-                await _relay_whole(state, call, provider, response, responder, passthrough, dropped)
-            return
-        finally:
-            response.release()
-    raise last_error or GatewayError(
-        ErrorKind.UPSTREAM_ERROR, f"No channel is available for the model '{model}'."
-    )
+            await _relay_whole(state, call, provider, response, responder, passthrough, dropped)
 
 
 def _complete_usage(

@@ -261,3 +261,19 @@ failed_charges = Table(
     Column("failed_at", BigInteger, nullable=False),
     Index("ix_failed_charges_failed", "failed_at"),
 )
+
+# Admin actions (switchgate/audit): append-only, the database refuses UPDATE and DELETE
+# (triggers from migration 0007).
+audit_log = Table(
+    "audit_log",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("created_at", BigInteger, nullable=False),
+    Column("actor", String(320), nullable=False),  # e-mail address, or "cli"
+    Column("actor_id", Integer, nullable=True),
+    Column("action", String(64), nullable=False),
+    Column("target", String(200), nullable=False),
+    Column("detail", Text, nullable=True),  # JSON, secrets masked
+    Column("ip", String(64), nullable=True),
+    Index("ix_audit_log_created", "created_at"),
+)

@@ -198,7 +198,10 @@ async def update_token(
     if tpm_limit is not _UNSET:
         _check_rates(None, tpm_limit)
         values["tpm_limit"] = tpm_limit
-    if not values:
+    mine = (tokens.c.id == token_id, tokens.c.user_id == owner, tokens.c.status != "deleted")
+    if not values:  # nothing to change, but the same answer as an edit: no id probing
+        if await conn.scalar(select(tokens.c.id).where(*mine)) is None:
+            raise AccountError(f"no token with id {token_id}")
         return
     result = await conn.execute(
         update(tokens)

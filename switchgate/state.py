@@ -103,4 +103,5 @@ class AppState:
         )
         state.recorder.observers.append(state.metrics.observe)
         state.recorder.observers.append(state.rate_meter.observe)
+        state.recorder.alerts.append(state.metrics.alert)
         return state

@@ -13,6 +13,7 @@ from typing import Any
 from switchgate.accounts.service import AccountError
 from switchgate.billing.ledger import LedgerError
 from switchgate.catalogue.entries import CatalogueError
+from switchgate.cli.audit import add_audit_commands, run_audit
 from switchgate.cli.catalogue import add_catalogue_commands, run_catalogue
 from switchgate.cli.channel_test import CommandFailed, add_test_command, run_channel_test
 from switchgate.cli.config_file import ConfigError, apply_config, read_config
@@ -118,6 +119,7 @@ def _parser() -> argparse.ArgumentParser:
     add_test_command(csub)
 
     add_price_commands(sub)
+    add_audit_commands(sub)
     add_secret_key_commands(sub)
     add_catalogue_commands(sub)
 
@@ -306,6 +308,7 @@ HANDLERS: dict[tuple[str, str], Handler] = {
     ("catalogue", "import"): run_catalogue,
     ("config", ""): _config,
     ("secret-key", "rotate"): run_secret_key,
+    ("audit", "list"): run_audit,
 }
 
 

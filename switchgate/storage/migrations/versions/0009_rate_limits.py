@@ -1,7 +1,7 @@
 """rate limits: tokens per minute per token, requests and tokens per minute per user
 
 Revision ID: 0009
-Revises: 0011
+Revises: 0007
 
 Expand only (docs/deploy.md): three nullable columns; NULL means no limit.
 """
@@ -10,7 +10,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0009"
-down_revision = "0011"
+down_revision = "0007"
 branch_labels = None
 depends_on = None
 

@@ -116,7 +116,7 @@ def leases(gw: Gateway) -> int:
     return int(gw.ops(job))
 
 
-@pytest.fixture(scope="module", params=DATABASES, name="two_workers")
+@pytest.fixture(scope="session", params=DATABASES, name="two_workers")
 def two_workers_fixture(
     request: pytest.FixtureRequest,
     tmp_path_factory: pytest.TempPathFactory,

@@ -64,7 +64,7 @@ def _debit(gw: Gateway, email: str, units: int) -> tuple[int, str]:
 def test_a_debit_below_what_requests_in_flight_hold_is_refused(short_leases: Gateway) -> None:
     gw = short_leases
     email, token = gw.new_user(balance_usd=10)
-    slow = threading.Thread(target=_slow_request, args=(gw, token, 10.0))
+    slow = threading.Thread(target=_slow_request, args=(gw, token, 6.0))
     slow.start()
     try:
         time.sleep(1.0)  # the request holds its worst case now

@@ -30,6 +30,7 @@ from switchgate.ratelimit.redis import RedisRateLimiter
 from switchgate.relay.upstream import UpstreamClient
 from switchgate.routing.breaker import Ladder
 from switchgate.routing.health import Health
+from switchgate.routing.keys import KeyPicker
 from switchgate.settings import Settings
 from switchgate.storage.db import Database
 from switchgate.storage.secrets import SecretBox
@@ -56,6 +57,7 @@ class AppState:
     providers: Mapping[str, ChatProvider]
     catalog: Catalog = field(default_factory=Catalog)
     health: Health = field(default_factory=Health)
+    keys: KeyPicker = field(default_factory=KeyPicker)
     limiter: MemoryRateLimiter | RedisRateLimiter = field(default_factory=MemoryRateLimiter)
     redis: Redis | None = None
     account_limits: AccountLimits = field(default_factory=AccountLimits)

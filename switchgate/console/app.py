@@ -10,6 +10,7 @@ from starlette.staticfiles import StaticFiles
 
 from switchgate.console.api import (
     billing,
+    channel_keys,
     channels,
     logs,
     me,
@@ -34,6 +35,7 @@ API_ROUTES: Final[list[ApiRoute]] = [
     *billing.ROUTES,
     *prices.ROUTES,
     *channels.ROUTES,
+    *channel_keys.ROUTES,
     *users.ROUTES,
     *redemptions.ROUTES,
     *settings.ROUTES,

@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import anthropic
+import httpx
 import openai
 import pytest
 from google import genai
@@ -15,11 +16,13 @@ from google.genai import types
 from tests.conftest import Gateway
 from tests.e2e.routing_support import (
     Upstream,
+    keys_toml,
     lane_models,
     lanes_toml,
     start_gateway,
     upstream_pair,
 )
+from tests.support import wait_for
 
 LANES = {
     lane: []
@@ -33,7 +36,9 @@ def setup(
 ) -> Iterator[tuple[Gateway, Upstream, Upstream, str]]:
     with upstream_pair(tmp_path_factory) as (primary, fallback):
         data_dir = tmp_path_factory.mktemp("routing-gw")
-        gw = start_gateway(data_dir, lanes_toml(primary.url, fallback.url, LANES))
+        config = lanes_toml(primary.url, fallback.url, LANES)
+        config += "\n" + keys_toml(primary.url, "keys", ["bad-key-00001", "mock-key"])
+        gw = start_gateway(data_dir, config)
         try:
             _, token = gw.new_user(balance_usd=50)
             yield gw, primary, fallback, token
@@ -221,3 +226,38 @@ def test_client_errors_are_returned_not_retried(env: Any) -> None:
             model="client-gpt", messages=[{"role": "user", "content": "hello"}]
         )
     assert primary.count("client-gpt") == 1 and fallback.count("client-gpt") == 0
+
+
+def test_a_key_refused_with_401_is_disabled_and_the_next_key_answers(env: Any) -> None:
+    gw, primary, _, token = env
+    for _ in range(2):
+        answers = ask_all(gw, token, "keys", stream=False)
+        assert all(answers.values()), answers
+    for model in lane_models("keys"):
+        # the bad key was tried once (401), then never again; the good one answered twice
+        assert primary.keys_used(model) == ["invalid", "valid", "valid"], model
+    _, admin_token = gw.new_user(admin=True)
+    headers = {"authorization": f"Bearer {admin_token}"}
+
+    def keys_of(name: str) -> list[dict[str, Any]]:
+        listed = httpx.get(f"{gw.url}/api/channels", headers=headers).json()["items"]
+        return next(c["keys"] for c in listed if c["name"] == name)
+
+    found = wait_for(lambda: keys_of("keys-gpt")[0]["status"] == "disabled", timeout=5)
+    assert found, keys_of("keys-gpt")
+    bad, good = keys_of("keys-gpt")
+    assert "401" in bad["disabled_reason"] and bad["disabled_at"] > 0
+    assert good["status"] == "enabled"
+    channel_id = next(
+        c["id"]
+        for c in httpx.get(f"{gw.url}/api/channels", headers=headers).json()["items"]
+        if c["name"] == "keys-gpt"
+    )
+    # re-enabled by hand: back in turn (and refused again at once)
+    response = httpx.post(
+        f"{gw.url}/api/channels/{channel_id}/keys/0/status",
+        json={"enabled": True},
+        headers=headers,
+    )
+    assert response.status_code == 200, response.text
+    assert keys_of("keys-gpt")[0]["status"] == "enabled"

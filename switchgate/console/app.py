@@ -10,6 +10,7 @@ from starlette.staticfiles import StaticFiles
 
 from switchgate.console.api import (
     billing,
+    catalogue,
     channel_keys,
     channels,
     logs,
@@ -34,6 +35,7 @@ API_ROUTES: Final[list[ApiRoute]] = [
     *logs.ROUTES,
     *billing.ROUTES,
     *prices.ROUTES,
+    *catalogue.ROUTES,
     *channels.ROUTES,
     *channel_keys.ROUTES,
     *users.ROUTES,

@@ -23,13 +23,21 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from switchgate.catalogue.entries import shipped_catalogue
 from switchgate.errors import ErrorKind, GatewayError
 from switchgate.providers.base import Target, UpstreamRequest
 from switchgate.relay.outcome import Outcome
 from switchgate.relay.upstream import UpstreamResponse, read_all, wait_body
 from switchgate.routing.breaker import Phase
 from switchgate.routing.channels import Channel
-from switchgate.routing.failures import Blame, blame, fails_over, key_refused, retry_after
+from switchgate.routing.failures import (
+    Blame,
+    blame,
+    context_overflow,
+    fails_over,
+    key_refused,
+    retry_after,
+)
 from switchgate.routing.health import Health, channel_subject, key_subject, model_subject
 from switchgate.routing.limits import channel_limits
 from switchgate.routing.selector import plan
@@ -100,8 +108,31 @@ async def attempt(
     stream: bool,
     no_channel: Callable[[], GatewayError] | None = None,
 ) -> None:
-    health = state.health
+    """Serve the call from `model`'s channels, then from the operator's fallback models
+    for it (settings.routing.fallbacks) when every candidate failed or none could take
+    the prompt's length."""
     run = _Run(state, route, model, stream)
+    if await _serve_model(run, model, channels, outcome):
+        return
+    for fallback in state.settings.routing.fallbacks.get(model, ()):
+        fallback_channels = state.catalog.channels_by_model.get(fallback, ())
+        if fallback_channels and run.tries < state.settings.routing.max_attempts:
+            run.model, run.overflow = fallback, None
+            if await _serve_model(run, fallback, fallback_channels, outcome):
+                return
+    if run.overflow is not None:
+        raise run.overflow  # no candidate could take it: the client's 400
+    if run.last_error is not None:
+        raise run.last_error
+    raise (no_channel or _no_channel(model))()
+
+
+async def _serve_model(
+    run: "_Run", model: str, channels: Sequence[Channel], outcome: Outcome
+) -> bool:
+    """True once a candidate answered (delivered); False when every one failed."""
+    state, route = run.state, run.route
+    health = state.health
     queue = plan(channels, health, state.rng, model)
     deferred: set[int] = set()
     i = 0
@@ -123,7 +154,10 @@ async def attempt(
         outcome.channel, outcome.upstream_model = channel, candidate.target.upstream_model
         response = await run.send(candidate, request, trials)
         if response is None:
-            if run.key_refused and len(channel.key_list()) > 1:
+            if run.overflow is not None:  # only a larger window can take this prompt
+                upstream = candidate.target.upstream_model
+                queue[i:] = larger_windows(queue[i:], model, upstream)
+            elif run.key_refused and len(channel.key_list()) > 1:
                 queue.insert(i, channel)  # the same channel again, with its next key
             continue
         try:
@@ -138,10 +172,28 @@ async def attempt(
         ):
             health.failure(model_subject(channel.id, model), None, failed.message[:200])
             state.channel_errors.record(channel.id, failed.message)
-        return
-    if run.last_error is not None:
-        raise run.last_error
-    raise (no_channel or _no_channel(model))()
+        return True
+    return False
+
+
+def larger_windows(candidates: list[Channel], model: str, upstream: str) -> list[Channel]:
+    """The candidates whose upstream model has a larger context window than `upstream`
+    (by the shipped model catalogue; without a known window for `upstream`, any other
+    upstream model with a known window)."""
+    catalogue = shipped_catalogue()
+
+    def window(name: str) -> int | None:
+        entry = catalogue.find(name)
+        return entry.context_window if entry is not None else None
+
+    current = window(upstream)
+    out = []
+    for channel in candidates:
+        other = channel.upstream_model(model)
+        size = window(other)
+        if size is not None and other != upstream and (current is None or size > current):
+            out.append(channel)
+    return out
 
 
 class _Run:
@@ -153,6 +205,7 @@ class _Run:
         self.tries = 0
         self.last_error: GatewayError | None = None
         self.key_refused = False
+        self.overflow: GatewayError | None = None  # a context-length 400 (try larger)
 
     async def send(
         self, candidate: Candidate, request: UpstreamRequest, trials: list[str]
@@ -174,6 +227,9 @@ class _Run:
             self.last_error = error
             if not fails_over(error):
                 health.success(*trials)  # it answered: the client's error, not its own
+                if context_overflow(error):
+                    self.overflow = error
+                    return None
                 raise error
             short = wait is not None and wait <= settings.short_retry_after
             if short and not retried and self.tries < settings.max_attempts:

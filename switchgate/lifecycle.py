@@ -30,6 +30,7 @@ async def refresh_catalog(state: AppState) -> None:
     state.catalog = Catalog.build(channels, prices, now_ms())
     state.keys.reloaded()
     state.tokens.clear()
+    state.rate_meter.clear()
     state.config_version = version
 
 

@@ -34,6 +34,9 @@ users = Table(
     # Bumped to serialise lease grants (a portable row lock).
     Column("lease_seq", BigInteger, nullable=False, default=0),
     Column("created_at", BigInteger, nullable=False),
+    # Requests / tokens per minute over all the user's tokens (NULL: no limit).
+    Column("rpm_limit", Integer, nullable=True),
+    Column("tpm_limit", Integer, nullable=True),
 )
 
 ledger = Table(
@@ -76,6 +79,7 @@ tokens = Table(
     Column("allowed_models", Text, nullable=True),  # JSON list
     Column("allowed_ips", Text, nullable=True),  # JSON list of IPs / CIDRs
     Column("rpm_limit", Integer, nullable=True),
+    Column("tpm_limit", Integer, nullable=True),  # input + output tokens per minute
     Column("created_at", BigInteger, nullable=False),
     Column("last_used_at", BigInteger, nullable=True),
     Index("ix_tokens_user", "user_id"),
@@ -277,4 +281,20 @@ failed_charges = Table(
     Column("created_at", BigInteger, nullable=False),  # when the request arrived
     Column("failed_at", BigInteger, nullable=False),
     Index("ix_failed_charges_failed", "failed_at"),
+)
+
+# Admin actions (switchgate/audit): append-only, the database refuses UPDATE and DELETE
+# (triggers from migration 0007).
+audit_log = Table(
+    "audit_log",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("created_at", BigInteger, nullable=False),
+    Column("actor", String(320), nullable=False),  # e-mail address, or "cli"
+    Column("actor_id", Integer, nullable=True),
+    Column("action", String(64), nullable=False),
+    Column("target", String(200), nullable=False),
+    Column("detail", Text, nullable=True),  # JSON, secrets masked
+    Column("ip", String(64), nullable=True),
+    Index("ix_audit_log_created", "created_at"),
 )

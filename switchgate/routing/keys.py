@@ -13,6 +13,7 @@ import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from cryptography.exceptions import InvalidTag
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
@@ -71,7 +72,13 @@ async def save_keys(
     rows = (
         await conn.execute(select(channel_keys).where(channel_keys.c.channel_id == channel_id))
     ).all()
-    kept = {box.decrypt(row.key_enc): row for row in rows}
+    kept = {}
+    for row in rows:
+        try:
+            kept[box.decrypt(row.key_enc)] = row
+        except (InvalidTag, ValueError):
+            continue  # sealed with another secret key: it cannot be the same key
+
     await conn.execute(channel_keys.delete().where(channel_keys.c.channel_id == channel_id))
     now = now_ms()
     for position, (key, weight) in enumerate(keys):

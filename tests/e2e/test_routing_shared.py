@@ -12,6 +12,7 @@ import openai
 import pytest
 import redis
 
+from switchgate.storage.secrets import new_key
 from tests.conftest import Gateway
 from tests.e2e.routing_support import Upstream, lanes_toml, start_gateway, upstream_pair
 from tests.support import IN_CI, REDIS_URL, postgres_available, postgres_database
@@ -43,7 +44,8 @@ def pair(
         pytest.skip("PostgreSQL is not reachable on 127.0.0.1:5432")
     with postgres_database() as url, upstream_pair(tmp_path_factory) as (primary, fallback):
         config = lanes_toml(primary.url, fallback.url, LANES)
-        env = {"SWITCHGATE_REDIS_URL": REDIS_URL}
+        # replicas share the database, so they share the key that seals channel keys
+        env = {"SWITCHGATE_REDIS_URL": REDIS_URL, "SWITCHGATE_SECRET_KEY": new_key()}
         a = start_gateway(tmp_path_factory.mktemp("gw-a"), config, env, url)
         b = start_gateway(tmp_path_factory.mktemp("gw-b"), config, env, url)
         try:

@@ -296,8 +296,7 @@ async def _translate_stream(
     except GatewayError as err:
         outcome.error = err
         # close() after an error only ends the framing (a JSON-array stream's `]`)
-        event = encoder.encode(StreamError(err))
-        await _end_with_error(call, responder, event + encoder.close())
+        await _end_with_error(call, responder, encoder.encode(StreamError(err)) + encoder.close())
     finally:
         keepalive.stop()
         reported = (

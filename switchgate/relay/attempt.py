@@ -26,6 +26,7 @@ from typing import Protocol
 from switchgate.catalogue.entries import shipped_catalogue
 from switchgate.errors import ErrorKind, GatewayError
 from switchgate.providers.base import Target, UpstreamRequest
+from switchgate.relay.gate import admit_model
 from switchgate.relay.outcome import Outcome
 from switchgate.relay.upstream import UpstreamResponse, read_all, wait_body
 from switchgate.routing.breaker import Phase
@@ -111,6 +112,8 @@ async def attempt(
     """Serve the call from `model`'s channels, then from the operator's fallback models
     for it (settings.routing.fallbacks) when every candidate failed or none could take
     the prompt's length."""
+    if state.model_rates:  # SWITCHGATE_MODEL_LIMITS (scale-out, docs/scaling.md)
+        await admit_model(state, model)
     run = _Run(state, route, model, stream)
     if await _serve_model(run, model, channels, outcome):
         return

@@ -16,6 +16,7 @@ from switchgate.console.api import (
     prices,
     redemptions,
     settings,
+    stats,
     tokens,
     users,
 )
@@ -37,6 +38,7 @@ API_ROUTES: Final[list[ApiRoute]] = [
     *users.ROUTES,
     *redemptions.ROUTES,
     *settings.ROUTES,
+    *stats.ROUTES,
 ]
 
 

@@ -15,8 +15,14 @@ from switchgate.relay.asgi import Receive, Scope, Send
 from switchgate.relay.routes import Handler, route_table
 from switchgate.settings import Settings
 from switchgate.state import AppState
+from switchgate.storage.notify import publish_with
 
 log = logging.getLogger("switchgate")
+_WRITES = frozenset(("POST", "PUT", "PATCH", "DELETE"))
+
+
+def _is_api_write(scope: Scope, path: str) -> bool:
+    return path.startswith("/api/") and scope["method"] in _WRITES
 
 
 def _is_gemini(scope: Scope, path: str) -> bool:
@@ -87,6 +93,11 @@ class GatewayApp:
                 await routes_openai.not_found(self.state, scope, receive, send)
             else:
                 await self.web(scope, receive, send)
+                if self.state.redis is not None and _is_api_write(scope, path):
+                    # A console change (token, channel, price, user, setting): tell every
+                    # replica now instead of at its next poll. Harmless when nothing
+                    # changed: listeners only compare the config version.
+                    await publish_with(self.state.redis)
         elif kind == "lifespan":
             await self._lifespan(receive, send)
         elif kind == "websocket" and scope["path"] == realtime.PATH:

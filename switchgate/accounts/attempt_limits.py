@@ -61,6 +61,10 @@ class AttemptStore(Protocol):
 
     async def clear(self, key: str) -> None: ...
 
+    async def refund(self, key: str) -> None:
+        """Forget the latest attempt counted under `key` (one that turned out fine)."""
+        ...
+
 
 class MemoryAttempts:
     """This process's counters: the times of recent attempts, per key."""
@@ -103,6 +107,11 @@ class MemoryAttempts:
 
     async def clear(self, key: str) -> None:
         self._times.pop(key, None)
+
+    async def refund(self, key: str) -> None:
+        times = self._times.get(key)
+        if times:
+            times.pop()
 
 
 # KEYS: one sorted set per counter (members are attempts, scores their time in ms).
@@ -192,6 +201,13 @@ class RedisAttempts:
             return self._fallback.run_now(checks, mode)
         self._recovered()
         return _seconds(int(waited) / 1000.0)
+
+    async def refund(self, key: str) -> None:
+        await self._fallback.refund(key)
+        try:
+            await asyncio.wait_for(self._client.zpopmax(self.redis_key(key)), self._timeout)
+        except (TimeoutError, RedisError, OSError) as exc:
+            self._failed(exc)
 
     async def clear(self, key: str) -> None:
         await self._fallback.clear(key)

@@ -1,5 +1,6 @@
 """User and token management: the functions the CLI and the console both call."""
 
+import asyncio
 import ipaddress
 from dataclasses import dataclass
 from typing import Any
@@ -27,23 +28,39 @@ class User:
     balance: int
 
 
+EMAIL_MAX = 320  # the users.email column; control characters and spaces are refused too
+
+
 def normalise_email(email: str) -> str:
     email = email.strip().lower()
-    if "@" not in email or email.startswith("@") or email.endswith("@") or " " in email:
-        raise AccountError(f"not an e-mail address: {email!r}")
+    if (
+        "@" not in email
+        or email.startswith("@")
+        or email.endswith("@")
+        or len(email) > EMAIL_MAX
+        or any(c.isspace() or not c.isprintable() for c in email)
+    ):
+        raise AccountError(f"not an e-mail address: {email[:EMAIL_MAX]!r}")
     return email
 
 
 async def create_user(
-    conn: AsyncConnection, email: str, password: str | None = None, *, admin: bool = False
+    conn: AsyncConnection,
+    email: str,
+    password: str | None = None,
+    *,
+    admin: bool = False,
+    password_hash: str | None = None,
 ) -> User:
+    """A new user; `password_hash` instead of `password` when it was hashed already
+    (off the event loop, before the transaction: see signin.sign_up)."""
     email = normalise_email(email)
     if await conn.scalar(select(users.c.id).where(users.c.email == email)) is not None:
         raise AccountError(f"a user with e-mail {email} already exists")
     result = await conn.execute(
         users.insert().values(
             email=email,
-            password_hash=hash_password(password) if password else None,
+            password_hash=password_hash or (hash_password(password) if password else None),
             role="admin" if admin else "user",
             status="active",
             email_verified=False,
@@ -248,8 +265,19 @@ async def set_user_role(conn: AsyncConnection, user_id: int, role: str) -> None:
 
 async def set_password(conn: AsyncConnection, user_id: int, password: str) -> None:
     check_password_strength(password)
+    await set_password_hash(conn, user_id, hash_password(password))
+
+
+async def hash_new_password(password: str) -> str:
+    """Check and hash a new password in a worker thread (argon2 takes tens of ms: not on
+    the event loop, and not while a database transaction is open)."""
+    check_password_strength(password)
+    return await asyncio.to_thread(hash_password, password)
+
+
+async def set_password_hash(conn: AsyncConnection, user_id: int, password_hash: str) -> None:
     await conn.execute(
-        update(users).where(users.c.id == user_id).values(password_hash=hash_password(password))
+        update(users).where(users.c.id == user_id).values(password_hash=password_hash)
     )
 
 

@@ -1,5 +1,6 @@
 """Password sign-up and sign-in, e-mail verification and password-reset tokens."""
 
+import asyncio
 import hashlib
 import secrets
 from dataclasses import dataclass
@@ -12,11 +13,11 @@ from switchgate.accounts.passwords import hash_password, verify_password
 from switchgate.accounts.service import (
     AccountError,
     User,
-    check_password_strength,
     create_user,
+    hash_new_password,
     normalise_email,
 )
-from switchgate.storage.db import now_ms
+from switchgate.storage.db import Database, now_ms
 from switchgate.storage.tables import email_tokens, users
 
 VERIFY_TTL_MS: Final = 48 * 3600 * 1000
@@ -36,28 +37,34 @@ class SignedIn:
     email_verified: bool
 
 
-async def sign_up(conn: AsyncConnection, email: str, password: str) -> User:
-    check_password_strength(password)
-    return await create_user(conn, email, password)
+async def sign_up(db: Database, email: str, password: str) -> User:
+    """A new account with a password, hashed before the transaction opens."""
+    hashed = await hash_new_password(password)
+    async with db.begin() as conn:
+        return await create_user(conn, email, password_hash=hashed)
 
 
-async def authenticate(conn: AsyncConnection, email: str, password: str) -> SignedIn:
+async def authenticate(db: Database, email: str, password: str) -> SignedIn:
+    """The account for `email` and `password`. The row is read, the connection given back,
+    then argon2 runs in a worker thread: no database connection (or SQLite write lock) is
+    held during the slow verify, and the event loop keeps serving."""
+    row = None
     try:
         email = normalise_email(email)
     except AccountError:
-        verify_password(_DUMMY_HASH, password)
-        raise SigninRefused("wrong e-mail or password") from None
-    row = (
-        await conn.execute(
-            select(users.c.id, users.c.password_hash, users.c.status, users.c.email_verified).where(
-                users.c.email == email
-            )
-        )
-    ).first()
-    if row is None or not row.password_hash:
-        verify_password(_DUMMY_HASH, password)
-        raise SigninRefused("wrong e-mail or password")
-    if not verify_password(row.password_hash, password):
+        email = ""
+    if email:
+        async with db.connect() as conn:
+            row = (
+                await conn.execute(
+                    select(
+                        users.c.id, users.c.password_hash, users.c.status, users.c.email_verified
+                    ).where(users.c.email == email)
+                )
+            ).first()
+    stored = row.password_hash if row is not None and row.password_hash else None
+    ok = await asyncio.to_thread(verify_password, stored or _DUMMY_HASH, password)
+    if row is None or stored is None or not ok:
         raise SigninRefused("wrong e-mail or password")
     if row.status != "active":
         raise AccountError("this account is disabled; ask the operator")

@@ -1,7 +1,8 @@
 """The account flows' rate limits: sign-in, sign-up and the e-mails they send.
 
-- sign-in: failures per e-mail address and per client IP; a success clears the address's
-  count (so a typo does not linger), the IP's count stays;
+- sign-in: attempts per e-mail address and per client IP, counted atomically before the
+  password is checked; a success clears the address's count (so a typo does not
+  linger), the IP's count stays;
 - sign-up: attempts per client IP (every valid form counts, whether or not the address
   was free, so probing for registered addresses is limited too; so does every GitHub /
   Google sign-in that creates an account);
@@ -46,14 +47,25 @@ class AccountLimits:
         ]
 
     async def signin_wait(self, email: str, ip: str | None) -> int | None:
-        """Seconds to wait before another sign-in attempt, or None if one is allowed now."""
+        """Seconds to wait before another sign-in attempt (not counted), or None."""
         return await self.store.run(self._signin(email, ip), "peek")
 
     async def signin_failed(self, email: str, ip: str | None) -> None:
+        """Count an attempt without checking (take_signin counts and checks at once)."""
         await self.store.run(self._signin(email, ip), "add")
 
-    async def signin_succeeded(self, email: str) -> None:
+    async def take_signin(self, email: str, ip: str | None) -> int | None:
+        """Count one sign-in attempt BEFORE the password is checked (so a burst cannot
+        slip through while argon2 runs): None if allowed, else seconds to wait (not
+        counted). A success then clears the address's count (`signin_succeeded`)."""
+        return await self.store.run(self._signin(email, ip), "take")
+
+    async def signin_succeeded(self, email: str, ip: str | None = None) -> None:
+        """A success clears the address's count and gives the IP its attempt back (a
+        network counts failures: an office behind one address signs in all day)."""
         await self.store.clear(f"signin:email:{email}")
+        if ip is not None:
+            await self.store.refund(f"signin:ip:{ip}")
 
     async def take_signup(self, ip: str | None) -> int | None:
         """Count one sign-up attempt; None if allowed, else seconds to wait (not counted)."""

@@ -24,7 +24,10 @@ async def set_price(
     cache_write: int | None = None,
     per_request: int = 0,
     extra: Mapping[str, int] | None = None,
+    source: str | None = None,
 ) -> None:
+    """Create or replace a model's price. `source` None marks the operator's own price;
+    the catalogue import passes `catalogue:<date>`."""
     if kind not in PRICE_KINDS:
         raise ValueError(f"unknown price kind {kind!r}; known: {', '.join(PRICE_KINDS)}")
     values = {
@@ -36,6 +39,7 @@ async def set_price(
         "per_request": per_request,
         "extra": jsonutil.dumps_str(dict(extra or {})),
         "updated_at": now_ms(),
+        "source": source,
     }
     result = await conn.execute(update(prices).where(prices.c.model == model).values(**values))
     if result.rowcount == 0:
@@ -64,3 +68,13 @@ async def load_prices(conn: AsyncConnection) -> dict[str, Price]:
         )
         for row in rows
     }
+
+
+async def price_sources(conn: AsyncConnection, models: list[str]) -> dict[str, str | None]:
+    """The source of each existing price among `models` (None: the operator's own)."""
+    if not models:
+        return {}
+    rows = await conn.execute(
+        select(prices.c.model, prices.c.source).where(prices.c.model.in_(models))
+    )
+    return {row.model: row.source for row in rows}

@@ -12,6 +12,8 @@ from typing import Any
 
 from switchgate.accounts.service import AccountError
 from switchgate.billing.ledger import LedgerError
+from switchgate.catalogue.entries import CatalogueError
+from switchgate.cli.catalogue import add_catalogue_commands, run_catalogue
 from switchgate.cli.channel_test import CommandFailed, add_test_command, run_channel_test
 from switchgate.cli.config_file import ConfigError, apply_config, read_config
 from switchgate.cli.ops import Ops
@@ -24,7 +26,15 @@ from switchgate.storage.db import Database
 from switchgate.storage.notify import publish_config_changed
 from switchgate.storage.secrets import SecretBox
 
-OPERATOR_ERRORS = (AccountError, LedgerError, ChannelError, MoneyError, ConfigError, ValueError)
+OPERATOR_ERRORS = (
+    AccountError,
+    LedgerError,
+    ChannelError,
+    MoneyError,
+    ConfigError,
+    CatalogueError,
+    ValueError,
+)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -97,6 +107,7 @@ def _parser() -> argparse.ArgumentParser:
     add_test_command(csub)
 
     add_price_commands(sub)
+    add_catalogue_commands(sub)
 
     config = sub.add_parser("config", help="apply a TOML config file now")
     config.add_argument("file", type=Path)
@@ -242,6 +253,9 @@ HANDLERS: dict[tuple[str, str], Handler] = {
     ("channels", "test"): run_channel_test,
     ("prices", "set"): run_prices,
     ("prices", "list"): run_prices,
+    ("catalogue", "list"): run_catalogue,
+    ("catalogue", "show"): run_catalogue,
+    ("catalogue", "import"): run_catalogue,
     ("config", ""): _config,
 }
 

@@ -77,4 +77,6 @@ async def run_prices(ops: Ops, args: argparse.Namespace) -> None:
         extra = jsonutil.loads(str(row.get("extra") or "{}"))
         if isinstance(extra, dict) and extra:
             line += f"\t{describe_extra(extra)}"
+        if row.get("source"):
+            line += f"\t(from {row['source']})"
         print(line)

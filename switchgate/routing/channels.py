@@ -116,3 +116,38 @@ async def load_channels(conn: AsyncConnection, box: SecretBox) -> list[Channel]:
         )
         for row in rows
     ]
+
+
+async def add_models(
+    conn: AsyncConnection,
+    name: str,
+    models: list[str],
+    model_map: Mapping[str, str] | None = None,
+) -> list[str]:
+    """Add models (and aliases to their upstream names) to a channel; returns the names
+    that were not served by it yet. Existing models and aliases are kept as they are."""
+    row = (
+        await conn.execute(
+            select(channels.c.id, channels.c.models, channels.c.model_map).where(
+                channels.c.name == name
+            )
+        )
+    ).one_or_none()
+    if row is None:
+        raise ChannelError(f"no channel named {name!r}")
+    served: list[str] = list(jsonutil.loads(row.models))
+    aliases: dict[str, str] = dict(jsonutil.loads(row.model_map))
+    added = [m for m in models if m not in served]
+    for alias, upstream in (model_map or {}).items():
+        aliases.setdefault(alias, upstream)
+    await conn.execute(
+        update(channels)
+        .where(channels.c.id == row.id)
+        .values(
+            models=jsonutil.dumps_str(served + added),
+            model_map=jsonutil.dumps_str(aliases),
+            updated_at=now_ms(),
+        )
+    )
+    await bump_config_version(conn)
+    return added

@@ -22,6 +22,14 @@ async def publish_config_changed(url: str) -> None:
         await client.aclose()
 
 
+async def publish_with(client: Redis) -> None:
+    """Publish from a running gateway (the console changed something): never raises."""
+    try:
+        await client.publish(CHANNEL, b"changed")
+    except (RedisError, OSError) as exc:
+        log.warning("could not publish the config change to Redis: %s", exc)
+
+
 async def listen_for_changes(client: Redis, on_change: Callable[[], Awaitable[None]]) -> None:
     """Run until cancelled; reconnects after Redis errors."""
     while True:

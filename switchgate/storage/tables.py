@@ -112,6 +112,8 @@ prices = Table(
     Column("per_request", BigInteger, nullable=False, default=0),
     Column("extra", Text, nullable=False, default="{}"),  # JSON: other unit prices
     Column("updated_at", BigInteger, nullable=False),
+    # NULL: the operator's own price; "catalogue:<date>": imported from the catalogue.
+    Column("source", String(64), nullable=True),
 )
 
 request_logs = Table(

@@ -5,6 +5,7 @@ Over real sockets against the shared gateway (no SWITCHGATE_PUBLIC_URL: the defa
 its local SMTP server and the fake OAuth provider."""
 
 import secrets
+from concurrent.futures import ThreadPoolExecutor
 
 from sqlalchemy import select
 
@@ -13,6 +14,7 @@ from switchgate.storage.tables import oauth_identities, users
 from tests.conftest import Gateway
 from tests.e2e.console_client import PASSWORD, Console, form_csrf, verified_user
 from tests.e2e.test_oauth_signup_limits import assert_signed_in, new_login, oauth
+from tests.e2e.test_signup_limits import console_from, own_address
 from tests.mailbox import SmtpServer
 
 FORGED = {"host": "attacker.example"}
@@ -107,3 +109,29 @@ def test_oauth_still_joins_a_verified_account(gateway: Gateway) -> None:
     console = Console(gateway)
     assert_signed_in(oauth(console, "google", new_login(), email), console, email)
     assert _user(gateway, email)[1:] == (True, 1)  # type: ignore[index]
+
+
+def test_a_burst_of_sign_ins_tries_no_more_passwords_than_the_limit(gateway: Gateway) -> None:
+    """Counted before argon2 runs (in a thread, holding no connection): 29 concurrent
+    wrong passwords used to try 28 (limit 5) and lock SQLite ("database is locked")."""
+    email = verified_user(gateway)
+    address = own_address()
+    consoles = [console_from(gateway.url, address) for _ in range(29)]
+    tokens = [form_csrf(c.http.get("/console/signin").text) for c in consoles]
+
+    def attempt(i: int) -> int:
+        form = {"csrf": tokens[i], "email": email, "password": f"wrong-{i}"}
+        return consoles[i].http.post("/console/signin", data=form).status_code
+
+    with ThreadPoolExecutor(max_workers=29) as pool:
+        statuses = sorted(pool.map(attempt, range(29)))
+    assert statuses == [400] * 5 + [429] * 24
+    assert Console(gateway).signin(email).status_code == 429
+
+
+def test_successful_sign_ins_do_not_use_up_the_network(gateway: Gateway) -> None:
+    """The per-IP count is of failures: 35 good sign-ins from one address (limit 30)."""
+    email = verified_user(gateway)
+    address = own_address()
+    for _ in range(35):
+        assert console_from(gateway.url, address).signin(email).status_code == 303

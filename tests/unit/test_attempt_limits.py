@@ -250,3 +250,18 @@ async def test_a_redis_that_does_not_answer_is_given_up_on_quickly() -> None:
     finally:
         await client.aclose()
         server.close()
+
+
+async def test_take_signin_counts_before_the_check_and_a_success_refunds_the_ip() -> None:
+    from switchgate.accounts.signin_limit import AccountLimits
+    from switchgate.settings import Settings
+
+    limits = AccountLimits(Settings(signin_limit_per_email=2, signin_limit_per_ip=3))
+    assert await limits.take_signin("ann@x", "10.0.0.1") is None
+    assert await limits.take_signin("ann@x", "10.0.0.1") is None
+    assert await limits.take_signin("ann@x", "10.0.0.1") is not None  # the address's limit
+    await limits.signin_succeeded("ann@x", "10.0.0.1")
+    for _ in range(5):  # successes give the network its attempts back
+        assert await limits.take_signin("bob@x", "10.0.0.1") is None
+        await limits.signin_succeeded("bob@x", "10.0.0.1")
+    assert await limits.take_signin("cid@x", "10.0.0.1") is None

@@ -35,3 +35,15 @@ def test_allowed_hosts_from_env_and_config() -> None:
     env = {"SWITCHGATE_ALLOWED_HOSTS": " GW.example.com, other.lan ,"}
     assert Settings.from_env(env).allowed_hosts == ("gw.example.com", "other.lan")
     assert Settings().with_overrides({"allowed_hosts": ["A.lan"]}).allowed_hosts == ("a.lan",)
+
+
+@pytest.mark.parametrize(
+    "email",
+    ["a\x00b@x.com", "a@x.com\r\nBcc: z@y.com", "a\tb@x.com", "a\u2028@x.com", "a" * 320 + "@x.co"],
+)
+def test_email_with_control_characters_or_too_long_is_refused(email: str) -> None:
+    from switchgate.accounts.service import AccountError, normalise_email
+
+    with pytest.raises(AccountError, match="not an e-mail address"):
+        normalise_email(email)
+    assert normalise_email("  Ann@Example.COM ") == "ann@example.com"

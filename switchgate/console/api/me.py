@@ -1,5 +1,6 @@
 """The signed-in user: profile, password, linked sign-in methods, dashboard, playground."""
 
+import asyncio
 from typing import Any
 
 from sqlalchemy import select
@@ -7,7 +8,7 @@ from starlette.requests import Request
 
 from switchgate.accounts import bootstrap, identities, sessions, site_settings
 from switchgate.accounts.passwords import verify_password
-from switchgate.accounts.service import get_user_by_id, set_password
+from switchgate.accounts.service import get_user_by_id, hash_new_password, set_password_hash
 from switchgate.console import queries
 from switchgate.console.api.registry import STR, ApiRoute, obj
 from switchgate.console.deps import Actor, ApiError, base_url, gw, json_body, path_int
@@ -45,13 +46,17 @@ async def me(request: Request, actor: Actor) -> dict[str, Any]:
 async def change_password(request: Request, actor: Actor) -> dict[str, Any]:
     body = await json_body(request)
     new = str(body.get("new_password") or "")
-    async with gw(request).db.begin() as conn:
+    async with gw(request).db.connect() as conn:
         current = await conn.scalar(
             select(users.c.password_hash).where(users.c.id == actor.user_id)
         )
-        if current and not verify_password(current, str(body.get("current_password") or "")):
-            raise ApiError(400, "the current password is wrong", "invalid")
-        await set_password(conn, actor.user_id, new)
+    # argon2 in a worker thread, with no connection held (see signin.authenticate).
+    given = str(body.get("current_password") or "")
+    if current and not await asyncio.to_thread(verify_password, current, given):
+        raise ApiError(400, "the current password is wrong", "invalid")
+    hashed = await hash_new_password(new)
+    async with gw(request).db.begin() as conn:
+        await set_password_hash(conn, actor.user_id, hashed)
         # Every other session of this user ends.
         keep = actor.session.id if actor.session else ""
         others = (

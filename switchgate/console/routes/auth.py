@@ -8,7 +8,7 @@ from starlette.routing import Route
 
 from switchgate.accounts import csrf, sessions, signin
 from switchgate.accounts.mail import MailError, SmtpConfig, send_mail
-from switchgate.accounts.service import AccountError, set_password
+from switchgate.accounts.service import AccountError, hash_new_password, set_password_hash
 from switchgate.console.deps import (
     UntrustedHost,
     client_ip,
@@ -72,16 +72,14 @@ async def signin_page(request: Request) -> Response:
     if not pre_csrf_ok(request, form):
         return await form_page(request, "signin.html", 403, error="The form expired; try again.")
     state, ip = gw(request), client_ip(request)
-    wait = await state.account_limits.signin_wait(email, ip)
+    wait = await state.account_limits.take_signin(email, ip)
     if wait is not None:
         return await too_many(
             request, "signin.html", wait, "Too many sign-in attempts", email=email, next=next_url
         )
     try:
-        async with state.db.connect() as conn:
-            who = await signin.authenticate(conn, email, str(form.get("password") or ""))
+        who = await signin.authenticate(state.db, email, str(form.get("password") or ""))
     except AccountError as exc:
-        await state.account_limits.signin_failed(email, ip)
         return await form_page(
             request,
             "signin.html",
@@ -90,7 +88,7 @@ async def signin_page(request: Request) -> Response:
             next=next_url,
             error=str(exc).capitalize() + ".",
         )
-    await state.account_limits.signin_succeeded(email)
+    await state.account_limits.signin_succeeded(email, ip)
     current = await site(request)
     if (
         current.smtp_configured
@@ -131,8 +129,7 @@ async def signup_page(request: Request) -> Response:
     if wait is not None:
         return await too_many(request, "signup.html", wait, SIGNUP_LIMITED, email=email)
     try:
-        async with gw(request).db.begin() as conn:
-            user = await signin.sign_up(conn, email, str(form.get("password") or ""))
+        user = await signin.sign_up(gw(request).db, email, str(form.get("password") or ""))
     except AccountError as exc:
         return await form_page(request, "signup.html", 400, email=email, error=str(exc))
     if not current.smtp_configured:
@@ -244,9 +241,10 @@ async def reset(request: Request) -> Response:
             request, "reset.html", 400, token=token, error="The two passwords differ."
         )
     try:
+        hashed = await hash_new_password(password)
         async with gw(request).db.begin() as conn:
             user_id = await signin.use_email_token(conn, token, "reset")
-            await set_password(conn, user_id, password)
+            await set_password_hash(conn, user_id, hashed)
             await signin.mark_verified(conn, user_id)
             await sessions.destroy_all(conn, user_id)
     except AccountError as exc:

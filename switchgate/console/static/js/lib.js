@@ -127,7 +127,7 @@ export function badge(text, kind = "") { return h("span", { class: `badge ${kind
 // columns: [{label, cell: row => node|string, class}]
 export function table(columns, rows, emptyText = "Nothing here yet.") {
   if (!rows.length) return h("div", { class: "empty" }, emptyText);
-  return h("div", { class: "table-wrap" }, h("table", {},
+  return h("div", { class: "table-wrap", tabindex: "0" }, h("table", {},
     h("thead", {}, h("tr", {}, columns.map(c => h("th", { class: c.class, scope: "col" }, c.label || h("span", { class: "sr-only" }, "Actions"))))),
     h("tbody", {}, rows.map(r => h("tr", { dataset: { id: r.id ?? "" } },
       columns.map(c => h("td", { class: c.class }, c.cell(r))))))));

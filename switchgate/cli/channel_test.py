@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 from switchgate.billing.prices import load_prices
 from switchgate.cli.ops import Ops
+from switchgate.cli.progress import Progress
 from switchgate.providers.registry import chat_providers
 from switchgate.relay.probe import DEFAULT_TIMEOUT, ProbeResult, probe_channel
 from switchgate.relay.upstream import UpstreamClient
@@ -61,18 +62,17 @@ async def probe_all(
     client = UpstreamClient(Timeouts(connect=timeout, first_byte=timeout, idle=timeout))
     await client.start()
     providers = chat_providers()
+    bar = Progress(len(chosen), "testing channels")
+    results = []
     try:
-        return [
-            (
-                c,
-                await probe_channel(
-                    client, providers, c, prices=prices, model=model, timeout=timeout
-                ),
-            )
-            for c in chosen
-        ]
+        for c in chosen:
+            probe = probe_channel(client, providers, c, prices=prices, model=model, timeout=timeout)
+            results.append((c, await probe))
+            bar.advance(note=c.name)
     finally:
+        bar.close()
         await client.close()
+    return results
 
 
 def _ask(question: str) -> bool:

@@ -12,6 +12,7 @@ weight = 1
 map = { "mini" = "gpt-4o-mini" }
 headers = { "X-Org" = "abc" }
 responses = true           # openai kind: also serves the Responses API (passthrough)
+timeouts = { stream_first_byte = 10, stream_idle = 15 }  # this channel's limits, seconds
 [prices."gpt-4o-mini"]     # USD per 1M tokens, as strings or numbers
 input = "0.15"
 output = "0.60"
@@ -31,6 +32,7 @@ per_minute = "0.006"
 
 import os
 import tomllib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -38,6 +40,7 @@ from switchgate.billing.media_pricing import media_extra
 from switchgate.billing.prices import set_price
 from switchgate.money import per_million_to_unit_price, usd_to_units
 from switchgate.routing.channels import upsert_channel
+from switchgate.routing.limits import check_timeouts
 from switchgate.storage.db import Database
 from switchgate.storage.secrets import SecretBox
 
@@ -86,8 +89,14 @@ def _media_extra(spec: dict[str, Any]) -> dict[str, int]:
     )
 
 
-async def apply_config(db: Database, box: SecretBox, config: dict[str, Any]) -> list[str]:
-    """Upsert every declared channel and price; returns a line per change for the log."""
+async def apply_config(
+    db: Database,
+    box: SecretBox,
+    config: dict[str, Any],
+    step: Callable[[], object] | None = None,
+) -> list[str]:
+    """Upsert every declared channel and price; returns a line per change for the log.
+    `step()` after each item (the CLI's progress bar)."""
     done: list[str] = []
     async with db.begin() as conn:
         for entry in config.get("channels", []):
@@ -98,6 +107,8 @@ async def apply_config(db: Database, box: SecretBox, config: dict[str, Any]) -> 
                 extra["api_version"] = str(entry["api_version"])
             if entry.get("responses") is True:
                 extra["responses"] = True  # serves POST {base}/responses natively
+            if "timeouts" in entry:
+                extra["timeouts"] = check_timeouts(dict(entry["timeouts"]))
             _, created = await upsert_channel(
                 conn,
                 box,
@@ -113,6 +124,8 @@ async def apply_config(db: Database, box: SecretBox, config: dict[str, Any]) -> 
                 extra=extra,
             )
             done.append(f"channel {entry['name']} {'created' if created else 'updated'}")
+            if step is not None:
+                step()
         for model, spec in config.get("prices", {}).items():
             await set_price(
                 conn,
@@ -126,4 +139,6 @@ async def apply_config(db: Database, box: SecretBox, config: dict[str, Any]) -> 
                 extra=_media_extra(spec),
             )
             done.append(f"price {model} set")
+            if step is not None:
+                step()
     return done

@@ -18,6 +18,7 @@ from switchgate.cli.channel_test import CommandFailed, add_test_command, run_cha
 from switchgate.cli.config_file import ConfigError, apply_config, read_config
 from switchgate.cli.ops import Ops
 from switchgate.cli.prices import add_price_commands, run_prices
+from switchgate.cli.progress import Progress
 from switchgate.money import MoneyError, format_usd_exact, usd_to_units
 from switchgate.routing.channels import ChannelError
 from switchgate.settings import Settings
@@ -48,6 +49,8 @@ def _parser() -> argparse.ArgumentParser:
     serve.add_argument("--workers", type=int, default=1)
 
     sub.add_parser("migrate", help="create or upgrade the database schema")
+    doctor = sub.add_parser("doctor", help="check the set-up and say how to fix what is wrong")
+    doctor.add_argument("--timeout", type=float, default=10.0, metavar="SECONDS")
 
     users = sub.add_parser("users", help="manage users").add_subparsers(
         dest="action", required=True
@@ -135,8 +138,17 @@ def _pairs(values: Sequence[str], what: str) -> dict[str, str]:
 
 async def _with_ops(settings: Settings, job: Callable[[Ops], Awaitable[None]]) -> None:
     db = Database(settings.resolved_database_url())
+    bars: list[Progress] = []
+
+    def migrated(done: int, total: int) -> None:
+        if not bars:
+            bars.append(Progress(total, "migrating the database"))
+        bars[0].advance()
+
     try:
-        await migrate.upgrade(db)
+        await migrate.upgrade(db, on_step=migrated)
+        for bar in bars:
+            bar.close()
         await job(Ops(db, SecretBox.load(settings.secret_key, settings.data_dir)))
         if settings.redis_url:
             await publish_config_changed(settings.redis_url)
@@ -232,7 +244,13 @@ async def _channels_status(ops: Ops, args: argparse.Namespace) -> None:
 
 
 async def _config(ops: Ops, args: argparse.Namespace) -> None:
-    for line in await apply_config(ops.db, ops.box, read_config(args.file)):
+    config = read_config(args.file)
+    bar = Progress(len(config.get("channels", [])) + len(config.get("prices", {})), "importing")
+    try:
+        lines = await apply_config(ops.db, ops.box, config, step=bar.advance)
+    finally:
+        bar.close()
+    for line in lines:
         print(line)
 
 
@@ -267,6 +285,10 @@ async def _run(args: argparse.Namespace, settings: Settings) -> None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
+    if args.command == "doctor":
+        from switchgate.cli.doctor import run_doctor
+
+        return run_doctor(Settings.from_env, args.timeout)
     settings = Settings.from_env()
     try:
         if args.command == "serve":

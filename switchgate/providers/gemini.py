@@ -41,6 +41,7 @@ from switchgate.providers.gemini_stream import (
     gemini_usage_from_body,
     parse_gemini_response,
 )
+from switchgate.providers.hosted_tools import upstream_tools
 from switchgate.providers.system_messages import hoist_system
 
 SKIP_SIGNATURE: Final = "skip_thought_signature_validator"
@@ -309,6 +310,7 @@ def build_gemini_body(request: ChatRequest) -> dict[str, Any]:
     if system:
         body["systemInstruction"] = {"parts": system}
     tools, tool_config = _tool_fields(request)
+    tools += upstream_tools(request, "gemini")  # other dialects' hosted tools
     generation = _generation_config(request)
     rest: dict[str, Any] = {}
     for key, value in request.extras.get("gemini", {}).items():

@@ -15,7 +15,8 @@ alone: under the expand/contract rule (docs/deploy.md) old code runs on the new 
 
 import logging
 import re
-from functools import cache
+from collections.abc import Callable
+from functools import cache, partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
@@ -60,6 +61,27 @@ def _revisions() -> tuple[frozenset[str], str]:
     return frozenset(revisions), heads.pop()
 
 
+@cache
+def _parents() -> dict[str, str | None]:
+    found = (
+        dict(_REVISION.findall(p.read_text())) for p in (MIGRATIONS_DIR / "versions").glob("*.py")
+    )
+    return {
+        f["revision"]: None if f.get("down_revision", "None") == "None" else f["down_revision"]
+        for f in found
+    }
+
+
+def pending_steps(revision: str | None) -> int:
+    """How many migrations lie between `revision` (None: an empty database) and the head."""
+    parents, steps = _parents(), 0
+    current: str | None = _revisions()[1]
+    while current is not None and current != revision:
+        steps += 1
+        current = parents.get(current)
+    return steps
+
+
 def head_revision() -> str:
     """The one revision no other migration names as its down_revision."""
     return _revisions()[1]
@@ -90,7 +112,7 @@ def _current_revision(connection: Connection) -> str | None:
     return str(rows[0][0]) if len(rows) == 1 else None
 
 
-def _upgrade(connection: Connection) -> None:
+def _upgrade(connection: Connection, on_step: Callable[[int, int], None] | None = None) -> None:
     if connection.dialect.name == "postgresql":
         # Held until this transaction ends: concurrent upgrades queue here.
         connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": LOCK_KEY})
@@ -102,7 +124,16 @@ def _upgrade(connection: Connection) -> None:
         return
     from alembic import command
 
-    command.upgrade(alembic_config(connection), "head")
+    config = alembic_config(connection)
+    if on_step is not None:
+        total, done = pending_steps(revision), [0]
+
+        def applied(**_: object) -> None:
+            done[0] += 1
+            on_step(done[0], total)
+
+        config.attributes["on_version_apply"] = applied
+    command.upgrade(config, "head")
 
 
 async def current_status(db: Database) -> SchemaStatus:
@@ -110,10 +141,10 @@ async def current_status(db: Database) -> SchemaStatus:
         return schema_status(await conn.run_sync(_current_revision))
 
 
-async def upgrade(db: Database) -> None:
+async def upgrade(db: Database, on_step: Callable[[int, int], None] | None = None) -> None:
     """Bring the schema to the newest revision; safe to call on every start, from any
-    number of processes at once."""
+    number of processes at once. `on_step(done, total)` after each migration applied."""
     if await current_status(db) in ("head", "ahead"):
         return  # the usual restart: no lock, no write transaction
     async with db.engine.begin() as conn:
-        await conn.run_sync(_upgrade)
+        await conn.run_sync(partial(_upgrade, on_step=on_step))

@@ -13,6 +13,8 @@ context.configure(
     target_metadata=metadata,
     render_as_batch=True,  # SQLite needs batch mode to alter tables
     compare_type=True,
+    # storage/migrate.py's progress callback (the CLI's progress bar), if any
+    on_version_apply=context.config.attributes.get("on_version_apply"),
 )
 with context.begin_transaction():
     context.run_migrations()

@@ -9,7 +9,9 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from switchgate.console.api import (
+    audit,
     billing,
+    catalogue,
     channels,
     logs,
     me,
@@ -35,11 +37,13 @@ API_ROUTES: Final[list[ApiRoute]] = [
     *logs.ROUTES,
     *billing.ROUTES,
     *prices.ROUTES,
+    *catalogue.ROUTES,
     *channels.ROUTES,
     *users.ROUTES,
     *redemptions.ROUTES,
     *settings.ROUTES,
     *stats.ROUTES,
+    *audit.ROUTES,
 ]
 
 
@@ -56,9 +60,20 @@ async def _api_not_found(request: Request) -> Response:
     return error_response(404, f"no API endpoint {request.method} {request.url.path}", "not_found")
 
 
+def _audit_action(route: ApiRoute) -> str | None:
+    """Every admin write is audited, under its route ("POST /api/users/{id:int}/balance")."""
+    if route.admin and route.method not in ("GET", "HEAD"):
+        return f"{route.method} {route.path}"
+    return None
+
+
 def console_routes() -> list[BaseRoute]:
     api: list[BaseRoute] = [
-        Route(r.path, api_endpoint(r.handler, admin=r.admin), methods=[r.method])
+        Route(
+            r.path,
+            api_endpoint(r.handler, admin=r.admin, audit=_audit_action(r)),
+            methods=[r.method],
+        )
         for r in API_ROUTES
     ]
     return [

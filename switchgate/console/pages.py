@@ -37,9 +37,11 @@ PAGES: Final = (
     Page("models", "Models"),
     Page("account", "Account"),
     Page("channel", "Channels", admin=True),
+    Page("catalogue", "Catalogue", admin=True),
     Page("user", "Users", admin=True),
     Page("redemption", "Redemption codes", admin=True),
     Page("setting", "Settings", admin=True),
+    Page("audit", "Audit log", admin=True),
 )
 
 

@@ -34,6 +34,7 @@ from switchgate.dialects.gemini_generate.encode import model_parts
 from switchgate.errors import GatewayError, invalid
 from switchgate.providers.base import StreamDecoder, Target, UpstreamRequest, UsageMeter
 from switchgate.providers.forward import forward_json
+from switchgate.providers.gemini_schema import clean_schema
 from switchgate.providers.gemini_stream import (
     GeminiStreamDecoder,
     GeminiUsageMeter,
@@ -287,7 +288,7 @@ def _tool_fields(request: ChatRequest) -> tuple[list[dict[str, Any]], dict[str, 
             if spec.description:
                 decl["description"] = spec.description
             if spec.parameters is not None:
-                decl["parametersJsonSchema"] = spec.parameters
+                decl["parametersJsonSchema"] = clean_schema(spec.parameters)
             decls.append(decl)
         tools.append({"functionDeclarations": decls})
     choice = request.tool_choice

@@ -107,9 +107,9 @@ def test_token_limits_give_a_clear_error_in_each_dialect(gateway: Gateway) -> No
     past = int(time.time() * 1000) - 60_000
     expired = console.ok("POST", "/api/tokens", {"name": "old", "expires_at": past})["token"]
     foreign = console.ok("POST", "/api/tokens", {"name": "ip", "allowed_ips": ["10.0.0.0/8"]})
-    # Spending limits reserve what a request may cost (billing/holds.py), so a $0.000001
-    # limit refuses even the first call.
     capped = console.ok("POST", "/api/tokens", {"name": "cap", "quota_limit_usd": "0.000001"})
+    # No call fits that limit: a request's worst case is reserved against it, as against
+    # the balance (docs/billing.md, "Token spending limits").
 
     cases = [
         (expired, 401, "token_expired", "authentication_error", "UNAUTHENTICATED", "expired"),

@@ -15,6 +15,7 @@ class MockConfig:
     chunk_interval_ms: float = 0
     reply_text: str | None = None
     record: int = 50
+    strict: bool = False  # refuse what the real providers refuse (strict.py)
     # Server-wide faults (faults.py).
     fault_status: int = 0
     fault_count: int = -1
@@ -70,6 +71,10 @@ def _check(name: str, value: Any) -> Any:
         if value is None or isinstance(value, str):
             return value
         raise ValueError("reply_text must be a string or null")
+    if name == "strict":
+        if isinstance(value, bool):
+            return value
+        raise ValueError("strict must be a boolean")
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise ValueError(f"{name} must be a number")
     if name in ("chunk_count", "record"):

@@ -14,6 +14,7 @@ from .errors import openai_error, openai_error_body
 from .httpkit import json_response, pause, send_stream, sse
 from .reply import Ask, Plan, content_text, count_words, plan_reply, split_text
 from .state import MockState
+from .strict import openai_chat_violation
 
 DONE: Final = b"data: [DONE]\n\n"
 _CHUNK_TAIL: Final = b',"logprobs":null}]}\n\n'
@@ -226,6 +227,9 @@ class OpenAIChat:
             return openai_error(400, "'messages' must be a non-empty array.", param="messages")
         if not isinstance(model, str) or not model:
             return openai_error(400, "you must provide a model parameter", param="model")
+        problem = openai_chat_violation(body) if state.config.strict else None
+        if problem is not None:
+            return openai_error(400, problem)
         ask = chat_ask(body, messages)
         d = parse_directives(ask.last_user_text)
         early = await self._prelude(d)

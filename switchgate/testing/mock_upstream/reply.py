@@ -162,7 +162,12 @@ def _wants_tool(ask: Ask, d: Directives) -> bool:
 
 def plan_reply(ask: Ask, d: Directives, config: MockConfig) -> Plan:
     last = ask.last_user_text
-    calls = _tool_calls(ask, d) if _wants_tool(ask, d) else []
+    if d.call is not None:
+        from .scripted import scripted_calls  # a scripted tool round-trip
+
+        calls = scripted_calls(ask, d)
+    else:
+        calls = _tool_calls(ask, d) if _wants_tool(ask, d) else []
     text = ""
     if d.text is not None and not calls:
         text = d.text
@@ -185,12 +190,14 @@ def plan_reply(ask: Ask, d: Directives, config: MockConfig) -> Plan:
     if reasoning:
         digest = hashlib.blake2b(reasoning.encode(), digest_size=24).digest()
         signature = base64.b64encode(b"mock-signature:" + digest).decode()
+    if d.usage_input is not None:
+        prompt = d.usage_input
     return Plan(
         text=text,
         reasoning=reasoning,
         tool_calls=calls,
         prompt_tokens=prompt,
-        completion_tokens=output + reasoning_tokens,
+        completion_tokens=(output + reasoning_tokens if d.usage_output is None else d.usage_output),
         reasoning_tokens=reasoning_tokens,
         cached_tokens=prompt // 2 if (d.cached or ask.cache_hint) else 0,
         cache_write_tokens=prompt // 4 if d.cache_write else 0,

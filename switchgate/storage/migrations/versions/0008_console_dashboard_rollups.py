@@ -1,7 +1,7 @@
 """console dashboard rollups
 
 Revision ID: 0008
-Revises: 0007
+Revises: 0009
 Owner while being written: the console (issue 19).
 
 Hourly summaries of the request log for the admin dashboard (`usage_hourly`,
@@ -13,7 +13,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0008"
-down_revision = "0007"
+down_revision = "0009"
 branch_labels = None
 depends_on = None
 

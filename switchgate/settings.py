@@ -59,6 +59,8 @@ class Settings:
     # GET /metrics: with a token set, scrapers must send it as a Bearer token;
     # without one, only loopback clients may read it.
     metrics_token: str | None = None
+    # HOST:PORT: serve /metrics on this separate address only (404 on the public port).
+    metrics_address: str | None = None
     # The console and the sign-in flows.
     public_url: str = ""  # e.g. https://gw.example.com; default: the address the browser used
     # Without public_url, e-mail and OAuth links are built from the request's Host only
@@ -111,6 +113,7 @@ class Settings:
             secret_key=env.get("SWITCHGATE_SECRET_KEY") or None,
             log_level=env.get("SWITCHGATE_LOG_LEVEL", "info"),
             metrics_token=env.get("SWITCHGATE_METRICS_TOKEN") or None,
+            metrics_address=env.get("SWITCHGATE_METRICS_ADDRESS") or None,
             public_url=env.get("SWITCHGATE_PUBLIC_URL", "").rstrip("/"),
             allowed_hosts=tuple(
                 h.strip().lower()

@@ -87,5 +87,8 @@ class AppState:
             limiter=RedisRateLimiter(redis) if redis is not None else MemoryRateLimiter(),
             account_limits=AccountLimits.create(settings, redis),
         )
+        state.metrics = Metrics(lambda: state.catalog)
+        state.metrics.upstream_connections = lambda: state.upstream.open_connections
         state.recorder.observers.append(state.metrics.observe)
+        state.recorder.flush_observers.append(state.metrics.flush_latency.observe)
         return state

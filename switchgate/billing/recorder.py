@@ -9,6 +9,7 @@ is left before the process exits.
 
 import asyncio
 import logging
+import time
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -73,7 +74,14 @@ class Recorder:
         self._flush_lock = asyncio.Lock()
         self.flushed = 0
         self.observers: list[Callable[[Record], None]] = []
+        self.flush_observers: list[Callable[[float], None]] = []  # seconds per batch written
         self.token_spend = TokenSpend()  # what tokens' quota_used does not show yet
+
+    def observe_only(self, record: Record) -> None:
+        """Show a record to the observers (metrics, logs) without writing it: a call that
+        never authenticated has no user to log it under."""
+        for observe in self.observers:
+            observe(record)
 
     def add(self, record: Record) -> None:
         if record.model is not None and len(record.model) > NAME_LIMIT:
@@ -120,7 +128,10 @@ class Recorder:
                 todo = len(self._queue)
                 while todo > 0:
                     batch = self._queue[: min(self._batch_size, todo)]
+                    started = time.perf_counter()
                     await self._write(batch)
+                    for observe in self.flush_observers:
+                        observe(time.perf_counter() - started)
                     del self._queue[: len(batch)]
                     self.flushed += len(batch)
                     todo -= len(batch)

@@ -16,6 +16,7 @@ from switchgate.core.response import ChatResponse
 from switchgate.core.usage import Usage
 from switchgate.dialects.base import ChatDialect
 from switchgate.errors import ErrorKind, GatewayError
+from switchgate.observability.attempts import attempt_failed
 from switchgate.providers.base import ChatProvider, Target
 from switchgate.relay import policy
 from switchgate.relay.asgi import SSE_HEADERS, ClientGone, Responder
@@ -94,7 +95,10 @@ async def _attempt_channels(state: AppState, call: ChatCall, responder: Responde
     model = call.request.model
     candidates = plan(state.catalog.channels_by_model.get(model, ()), state.health, state.rng)
     last_error: GatewayError | None = None
+    failed: tuple[int, str] | None = None
     for channel in candidates:
+        if failed is not None:
+            state.metrics.retried(failed[0], failed[1], channel.id)
         native = call.native(channel) if call.native is not None else None
         provider = native or state.providers.get(channel.kind)
         if provider is None:
@@ -112,6 +116,7 @@ async def _attempt_channels(state: AppState, call: ChatCall, responder: Responde
             response = await state.upstream.send(upstream_request)
         except GatewayError as err:
             state.health.failure(channel.id)
+            failed = (channel.id, attempt_failed(state, channel.id, err))
             last_error = err
             continue
         try:
@@ -120,12 +125,15 @@ async def _attempt_channels(state: AppState, call: ChatCall, responder: Responde
                 retry_after = response.headers.get("retry-after", "")
                 if error.retry_after is None and retry_after.isdigit():
                     error.retry_after = int(retry_after)
+                reason = attempt_failed(state, channel.id, error)
                 if error.retryable:
                     state.health.failure(channel.id)
+                    failed = (channel.id, reason)
                     last_error = error
                     continue
                 raise error
             state.health.success(channel.id)
+            state.metrics.attempt_ok(channel.id)
             if call.request.stream:
                 await _relay_stream(state, call, provider, response, responder, passthrough)
             else:
@@ -201,10 +209,15 @@ async def _relay_stream(
     passthrough: bool,
 ) -> None:
     await responder.start(200, call.stream_headers or SSE_HEADERS)
-    if passthrough:
-        await _pass_stream(state, call, provider, response, responder)
-    else:
-        await _translate_stream(state, call, provider, response, responder)
+    metrics = state.metrics
+    metrics.streams_open += 1
+    try:
+        if passthrough:
+            await _pass_stream(state, call, provider, response, responder)
+        else:
+            await _translate_stream(state, call, provider, response, responder)
+    finally:
+        metrics.streams_open -= 1
 
 
 async def _pass_stream(

@@ -37,6 +37,7 @@ async def admit(state: AppState, token: str | None, client_ip: str | None) -> Pr
     if principal.rpm_limit:
         wait = await state.limiter.hit(principal.token_id, principal.rpm_limit)
         if wait is not None:
+            state.metrics.rate_limited.labels("token_rpm").inc()
             raise GatewayError(
                 ErrorKind.RATE_LIMITED,
                 f"Rate limit of {principal.rpm_limit} requests per minute reached for this key.",

@@ -20,6 +20,7 @@ from switchgate.billing.pricing import Price
 from switchgate.core.usage import Usage
 from switchgate.dialects.base import ChatDialect
 from switchgate.errors import ErrorKind, GatewayError
+from switchgate.observability.attempts import attempt_failed
 from switchgate.providers.base import Target, UpstreamRequest
 from switchgate.providers.gemini_stream import classify_gemini_error
 from switchgate.providers.openai_response import classify_openai_error
@@ -209,7 +210,10 @@ async def _attempt(
     dialect: ChatDialect,
 ) -> None:
     last_error: GatewayError | None = None
+    failed: tuple[int, str] | None = None
     for channel in candidates:
+        if failed is not None:
+            state.metrics.retried(failed[0], failed[1], channel.id)
         target = target_for(channel, exchange.model)
         upstream_request = exchange.build(channel, target)
         outcome.channel, outcome.upstream_model = channel, target.upstream_model
@@ -217,17 +221,21 @@ async def _attempt(
             response = await state.upstream.send(upstream_request)
         except GatewayError as err:
             state.health.failure(channel.id)
+            failed = (channel.id, attempt_failed(state, channel.id, err))
             last_error = err
             continue
         try:
             if response.status >= 400:
                 error = classify(channel.kind, response.status, await read_all(response))
+                reason = attempt_failed(state, channel.id, error)
                 if error.retryable:
                     state.health.failure(channel.id)
+                    failed = (channel.id, reason)
                     last_error = error
                     continue
                 raise error
             state.health.success(channel.id)
+            state.metrics.attempt_ok(channel.id)
             delivery = Delivery(state, outcome, responder, dialect, price, channel)
             await exchange.relay(delivery, response)
             return

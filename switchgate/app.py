@@ -7,6 +7,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from switchgate.console.body_limit import read_limited
 from switchgate.lifecycle import Lifecycle
 from switchgate.observability.endpoint import allowed_on_main_port
 from switchgate.readiness import healthz, readiness
@@ -90,7 +91,12 @@ class GatewayApp:
             elif path.startswith("/v1/"):
                 await routes_openai.not_found(self.state, scope, receive, send)
             else:
-                await self.web(scope, receive, send)
+                limited = await read_limited(
+                    scope, receive, send, self.state.settings.console_max_body_bytes
+                )
+                if limited is None:
+                    return  # answered 413
+                await self.web(scope, limited, send)
                 if self.state.redis is not None and _is_api_write(scope, path):
                     # A console change (token, channel, price, user, setting): tell every
                     # replica now instead of at its next poll. Harmless when nothing

@@ -8,6 +8,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from switchgate.billing.pricing import Price
+from switchgate.catalogue.entries import shipped_catalogue
+from switchgate.catalogue.limits import ModelLimits, limits_for
 from switchgate.routing.channels import Channel
 
 
@@ -17,6 +19,8 @@ class Catalog:
     prices: Mapping[str, Price] = field(default_factory=dict)
     channels: tuple[Channel, ...] = ()
     created_at: int = 0
+    # What the shipped model catalogue says about served models it knows (by model id).
+    limits: Mapping[str, ModelLimits] = field(default_factory=dict)
 
     @classmethod
     def build(
@@ -33,6 +37,7 @@ class Catalog:
             prices=dict(prices),
             channels=tuple(channels),
             created_at=created_at,
+            limits=limits_for(list(by_model), shipped_catalogue()),
         )
 
     def is_served(self, model: str) -> bool:

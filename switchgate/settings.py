@@ -28,10 +28,37 @@ def _bool(raw: str | None) -> bool | None:
 
 @dataclass(frozen=True)
 class Timeouts:
+    """Upstream deadlines (seconds); a channel may override any of them in its
+    `timeouts` table (docs/routing.md). A first-byte timeout fails over to the next
+    candidate; an idle gap after bytes reached the client ends the stream with an
+    error event in the client's dialect."""
+
     connect: float = 10.0
-    first_byte: float = 120.0  # from request sent to response headers
-    idle: float = 120.0  # between two stream chunks
+    # Non-streamed calls: the answer's headers come when the whole answer is ready, so
+    # the limit must fit reasoning models that think for minutes.
+    first_byte: float = 300.0
+    idle: float = 60.0  # between two pieces of a non-streamed body
+    # Streamed calls: the first event within 30 s and no gap over 30 s.
+    stream_first_byte: float = 30.0
+    stream_idle: float = 30.0
     total: float = 900.0
+
+    def for_call(self, stream: bool) -> tuple[float, float, float, float]:
+        """(connect, first byte, idle, total) for a streamed or non-streamed call."""
+        if stream:
+            return self.connect, self.stream_first_byte, self.stream_idle, self.total
+        return self.connect, self.first_byte, self.idle, self.total
+
+
+@dataclass(frozen=True)
+class RoutingSettings:
+    """Failover and circuit breakers (docs/routing.md)."""
+
+    max_attempts: int = 3  # upstream attempts per call, in total
+    short_retry_after: float = 2.0  # a Retry-After up to this retries the same channel once
+    breaker_threshold: int = 3  # consecutive failures that open a breaker
+    breaker_base_seconds: float = 10.0  # first cool-down (doubles per opening)
+    breaker_max_seconds: float = 300.0  # longest cool-down (also caps Retry-After)
 
 
 @dataclass(frozen=True)
@@ -46,6 +73,8 @@ class Settings:
     # How often batched ledger rows and request logs are written.
     flush_seconds: float = 0.5
     max_body_bytes: int = 32 * 1024 * 1024
+    # Console forms and the /api management API (413 over it); see console/body_limit.py.
+    console_max_body_bytes: int = 1024 * 1024
     # Shutdown (drain.py): after SIGTERM, keep accepting for drain_delay_seconds with
     # /readyz at 503, then stop accepting and give in-flight requests and streams up to
     # drain_seconds to finish before they are cancelled.
@@ -54,6 +83,7 @@ class Settings:
     # Worst-case output tokens held for a request that sets no max_tokens.
     default_hold_output_tokens: int = 4096
     timeouts: Timeouts = field(default_factory=Timeouts)
+    routing: RoutingSettings = field(default_factory=RoutingSettings)
     secret_key: str | None = None  # encrypts channel keys; generated under data_dir if unset
     log_level: str = "info"
     # GET /metrics: with a token set, scrapers must send it as a Bearer token;
@@ -102,13 +132,23 @@ class Settings:
             config_poll_seconds=_float(env, "SWITCHGATE_CONFIG_POLL_SECONDS", 1.0),
             flush_seconds=_float(env, "SWITCHGATE_FLUSH_SECONDS", 0.5),
             max_body_bytes=_int(env, "SWITCHGATE_MAX_BODY_BYTES", 32 * 1024 * 1024),
+            console_max_body_bytes=_int(env, "SWITCHGATE_CONSOLE_MAX_BODY_BYTES", 1024 * 1024),
             drain_seconds=_float(env, "SWITCHGATE_DRAIN_SECONDS", 30.0),
             drain_delay_seconds=_float(env, "SWITCHGATE_DRAIN_DELAY_SECONDS", 0.0),
             timeouts=Timeouts(
                 connect=_float(env, "SWITCHGATE_CONNECT_TIMEOUT", 10.0),
-                first_byte=_float(env, "SWITCHGATE_FIRST_BYTE_TIMEOUT", 120.0),
-                idle=_float(env, "SWITCHGATE_IDLE_TIMEOUT", 120.0),
+                first_byte=_float(env, "SWITCHGATE_FIRST_BYTE_TIMEOUT", 300.0),
+                idle=_float(env, "SWITCHGATE_IDLE_TIMEOUT", 60.0),
+                stream_first_byte=_float(env, "SWITCHGATE_STREAM_FIRST_BYTE_TIMEOUT", 30.0),
+                stream_idle=_float(env, "SWITCHGATE_STREAM_IDLE_TIMEOUT", 30.0),
                 total=_float(env, "SWITCHGATE_TOTAL_TIMEOUT", 900.0),
+            ),
+            routing=RoutingSettings(
+                max_attempts=_int(env, "SWITCHGATE_MAX_ATTEMPTS", 3),
+                short_retry_after=_float(env, "SWITCHGATE_SHORT_RETRY_AFTER", 2.0),
+                breaker_threshold=_int(env, "SWITCHGATE_BREAKER_THRESHOLD", 3),
+                breaker_base_seconds=_float(env, "SWITCHGATE_BREAKER_BASE_SECONDS", 10.0),
+                breaker_max_seconds=_float(env, "SWITCHGATE_BREAKER_MAX_SECONDS", 300.0),
             ),
             secret_key=env.get("SWITCHGATE_SECRET_KEY") or None,
             log_level=env.get("SWITCHGATE_LOG_LEVEL", "info"),
@@ -140,8 +180,9 @@ class Settings:
 
     def with_overrides(self, values: Mapping[str, Any]) -> "Settings":
         """Apply a `[settings]` table from a config file (unknown keys are an error)."""
-        known = {f for f in self.__dataclass_fields__ if f not in ("timeouts", "site_env")}
-        unknown = set(values) - known - {"timeouts"}
+        nested = ("timeouts", "routing", "site_env")
+        known = {f for f in self.__dataclass_fields__ if f not in nested}
+        unknown = set(values) - known - {"timeouts", "routing"}
         if unknown:
             raise ValueError(f"unknown settings: {', '.join(sorted(unknown))}")
         updates: dict[str, Any] = {k: v for k, v in values.items() if k in known}
@@ -151,4 +192,6 @@ class Settings:
             updates["allowed_hosts"] = tuple(str(h).lower() for h in updates["allowed_hosts"])
         if "timeouts" in values:
             updates["timeouts"] = replace(self.timeouts, **values["timeouts"])
+        if "routing" in values:
+            updates["routing"] = replace(self.routing, **values["routing"])
         return replace(self, **updates)

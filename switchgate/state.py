@@ -28,7 +28,8 @@ from switchgate.providers.registry import chat_providers
 from switchgate.ratelimit.memory import MemoryRateLimiter
 from switchgate.ratelimit.redis import RedisRateLimiter
 from switchgate.relay.upstream import UpstreamClient
-from switchgate.routing.health import ChannelHealth
+from switchgate.routing.breaker import Ladder
+from switchgate.routing.health import Health
 from switchgate.settings import Settings
 from switchgate.storage.db import Database
 from switchgate.storage.secrets import SecretBox
@@ -54,7 +55,7 @@ class AppState:
     upstream: UpstreamClient
     providers: Mapping[str, ChatProvider]
     catalog: Catalog = field(default_factory=Catalog)
-    health: ChannelHealth = field(default_factory=ChannelHealth)
+    health: Health = field(default_factory=Health)
     limiter: MemoryRateLimiter | RedisRateLimiter = field(default_factory=MemoryRateLimiter)
     redis: Redis | None = None
     account_limits: AccountLimits = field(default_factory=AccountLimits)
@@ -84,6 +85,13 @@ class AppState:
             upstream=UpstreamClient(settings.timeouts),
             providers=chat_providers(),
             redis=redis,
+            health=Health(
+                Ladder(
+                    threshold=settings.routing.breaker_threshold,
+                    base=settings.routing.breaker_base_seconds,
+                    max=settings.routing.breaker_max_seconds,
+                )
+            ),
             limiter=RedisRateLimiter(redis) if redis is not None else MemoryRateLimiter(),
             account_limits=AccountLimits.create(settings, redis),
         )

@@ -119,6 +119,10 @@ async def create_token(
     allowed_ips: list[str] | None = None,
     rpm_limit: int | None = None,
 ) -> NewToken:
+    if quota_limit is not None and quota_limit < 0:
+        raise AccountError("the spending limit must not be negative")
+    if rpm_limit is not None and rpm_limit < 1:
+        raise AccountError("the requests-per-minute limit must be at least 1")
     plain = generate_token()
     result = await conn.execute(
         tokens.insert().values(

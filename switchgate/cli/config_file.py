@@ -12,6 +12,7 @@ weight = 1
 map = { "mini" = "gpt-4o-mini" }
 headers = { "X-Org" = "abc" }
 responses = true           # openai kind: also serves the Responses API (passthrough)
+timeouts = { stream_first_byte = 10, stream_idle = 15 }  # this channel's limits, seconds
 [prices."gpt-4o-mini"]     # USD per 1M tokens, as strings or numbers
 input = "0.15"
 output = "0.60"
@@ -39,6 +40,7 @@ from switchgate.billing.media_pricing import media_extra
 from switchgate.billing.prices import set_price
 from switchgate.money import per_million_to_unit_price, usd_to_units
 from switchgate.routing.channels import upsert_channel
+from switchgate.routing.limits import check_timeouts
 from switchgate.storage.db import Database
 from switchgate.storage.secrets import SecretBox
 
@@ -105,6 +107,8 @@ async def apply_config(
                 extra["api_version"] = str(entry["api_version"])
             if entry.get("responses") is True:
                 extra["responses"] = True  # serves POST {base}/responses natively
+            if "timeouts" in entry:
+                extra["timeouts"] = check_timeouts(dict(entry["timeouts"]))
             _, created = await upsert_channel(
                 conn,
                 box,

@@ -119,6 +119,11 @@ def _parser() -> argparse.ArgumentParser:
     mock.add_argument("--host", default="127.0.0.1")
     mock.add_argument("--port", type=int, default=8000)
     mock.add_argument("--key", default="mock-key", help="the API key the fake upstream accepts")
+    mock.add_argument(
+        "--strict",
+        action="store_true",
+        help="refuse what the real providers refuse (e.g. role system in Anthropic messages)",
+    )
     return p
 
 
@@ -300,7 +305,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "mock-upstream":
             from switchgate.testing.mock_upstream import MockConfig, run
 
-            run(args.host, args.port, MockConfig(api_key=args.key))
+            run(args.host, args.port, MockConfig(api_key=args.key, strict=args.strict))
             return 0
         asyncio.run(_run(args, settings))
     except OPERATOR_ERRORS as exc:

@@ -10,6 +10,7 @@ from starlette.staticfiles import StaticFiles
 
 from switchgate.console.api import (
     billing,
+    catalogue,
     channels,
     logs,
     me,
@@ -33,6 +34,7 @@ API_ROUTES: Final[list[ApiRoute]] = [
     *logs.ROUTES,
     *billing.ROUTES,
     *prices.ROUTES,
+    *catalogue.ROUTES,
     *channels.ROUTES,
     *users.ROUTES,
     *redemptions.ROUTES,

@@ -37,6 +37,7 @@ PAGES: Final = (
     Page("models", "Models"),
     Page("account", "Account"),
     Page("channel", "Channels", admin=True),
+    Page("catalogue", "Catalogue", admin=True),
     Page("user", "Users", admin=True),
     Page("redemption", "Redemption codes", admin=True),
     Page("setting", "Settings", admin=True),

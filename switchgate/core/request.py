@@ -26,6 +26,17 @@ class ToolSpec:
 
 
 @dataclass(frozen=True, slots=True)
+class HostedTool:
+    """A tool the provider runs itself (web search, code execution...), as the client's
+    dialect wrote it. `kind` is "web_search" for every dialect's web search, else the
+    dialect's own type name. See providers/hosted_tools.py for what each upstream gets."""
+
+    kind: str
+    dialect: str  # where it came from: "anthropic" | "gemini" | "responses"
+    raw: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
 class ToolChoice:
     """auto / none / required (any tool) / tool (the one called `name`)."""
 
@@ -70,6 +81,7 @@ class ChatRequest:
     messages: tuple[Message, ...]
     system: tuple[TextPart, ...] = ()
     tools: tuple[ToolSpec, ...] = ()
+    hosted_tools: tuple[HostedTool, ...] = ()
     tool_choice: ToolChoice | None = None
     parallel_tool_calls: bool | None = None
     sampling: Sampling = field(default_factory=Sampling)

@@ -82,7 +82,7 @@ class _Series:
 class Metrics:
     def __init__(self, catalog: Callable[[], Catalog] = Catalog) -> None:
         self._catalog = catalog
-        disable_created_metrics()  # no *_created series: half the output, nothing lost
+        disable_created_metrics()  # type: ignore[no-untyped-call]  # no *_created series
         self.registry = CollectorRegistry(auto_describe=False)
         self.live = CollectorRegistry(auto_describe=False)  # this process only
         self.live.register(_ProcessCollector(self))
@@ -164,18 +164,34 @@ class Metrics:
         )
         self.channel_state = Gauge(
             "switchgate_channel_state",
-            "1 for the state each channel's circuit breaker is in (closed/half_open/open).",
+            "1 for the state each channel's own circuit breaker is in (closed/half_open/open).",
             ["channel", "state"],
             registry=reg,
             multiprocess_mode="max",
         )
         self.channel_cooldown = Gauge(
             "switchgate_channel_cooldown_seconds",
-            "Seconds until an open channel is tried again (0 when closed).",
+            "Seconds until an open channel breaker lets a trial request through (0: closed).",
             ["channel"],
             registry=reg,
             multiprocess_mode="max",
         )
+        self.breaker_state = Gauge(
+            "switchgate_breaker_state",
+            "1 for the state of each breaker below a channel: one model on it (scope=model) "
+            "or one of its keys (scope=key); target is the model or the key's index.",
+            ["channel", "scope", "target", "state"],
+            registry=reg,
+            multiprocess_mode="max",
+        )
+        self.breaker_cooldown = Gauge(
+            "switchgate_breaker_cooldown_seconds",
+            "Seconds until an open model or key breaker lets a trial request through.",
+            ["channel", "scope", "target"],
+            registry=reg,
+            multiprocess_mode="max",
+        )
+        self._breakers_shown: set[tuple[str, str, str]] = set()
         self.streams_open = 0  # kept by the relay; sampled into active_streams
         self._series: dict[tuple[object, ...], _Series] = {}
         self._seen_catalog: Catalog | None = None
@@ -270,18 +286,33 @@ class Metrics:
         *,
         pending_holds: int,
         queue_depth: int,
-        channels: dict[int, tuple[str, float]],
+        breakers: dict[tuple[int, str, str], tuple[str, float]],
     ) -> None:
-        """Set the sampled gauges. `channels`: id -> (state, cool-down seconds left) for
-        every channel that is not plainly closed."""
+        """Set the sampled gauges. `breakers`: (channel id, scope, target) -> (state,
+        seconds of cool-down left) for every breaker that is not closed; scope "channel"
+        (target "") is the channel's own."""
         self.active_streams.set(self.streams_open)
         self.pending_holds.set(pending_holds)
         self.queue_depth.set(queue_depth)
         for channel in self._catalog().channels:
-            state, cooldown = channels.get(channel.id, ("closed", 0.0))
+            state, cooldown = breakers.get((channel.id, "channel", ""), ("closed", 0.0))
             for name in CHANNEL_STATES:
                 self.channel_state.labels(channel.name, name).set(1 if name == state else 0)
-            self.channel_cooldown.labels(channel.name).set(round(max(cooldown, 0.0), 3))
+            self.channel_cooldown.labels(channel.name).set(cooldown)
+        shown: set[tuple[str, str, str]] = set()
+        for (channel_id, scope, target), (state, cooldown) in breakers.items():
+            if scope != "channel":
+                labels = (self.channel_label(channel_id), scope, target)
+                shown.add(labels)
+                self._set_breaker(labels, state, cooldown)
+        for labels in self._breakers_shown - shown:  # closed since: shown as closed
+            self._set_breaker(labels, "closed", 0.0)
+        self._breakers_shown |= shown
+
+    def _set_breaker(self, labels: tuple[str, str, str], state: str, cooldown: float) -> None:
+        for name in CHANNEL_STATES:
+            self.breaker_state.labels(*labels, name).set(1 if name == state else 0)
+        self.breaker_cooldown.labels(*labels).set(cooldown)
 
     def render(self) -> bytes:
         """The exposition: every process's series (multi-process mode) or this one's,

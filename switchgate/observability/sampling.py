@@ -6,17 +6,30 @@ import os
 from switchgate.observability.metrics import multiprocess_dir
 from switchgate.state import AppState
 
+_SCOPES = {"c": "channel", "m": "model", "k": "key"}
 
-def channel_states(state: AppState) -> dict[int, tuple[str, float]]:
-    """Channel id -> (breaker state, cool-down seconds left) for channels not closed."""
-    return {cid: ("open", left) for cid, left in state.health.snapshot().items()}
+
+def breaker_states(state: AppState) -> dict[tuple[int, str, str], tuple[str, float]]:
+    """(channel id, scope, target) -> (state, cool-down seconds left) for each breaker
+    that is not plainly closed (routing/health.py's subjects c:ID, m:ID:MODEL, k:ID:KEY)."""
+    out: dict[tuple[int, str, str], tuple[str, float]] = {}
+    for subject, info in state.health.snapshot().items():
+        kind, _, rest = subject.partition(":")
+        channel, _, target = rest.partition(":")
+        if kind not in _SCOPES or not channel.isdigit():
+            continue
+        phase = str(info.get("phase", "closed")).replace("-", "_")
+        left = info.get("seconds_left", 0.0)
+        seconds = float(left) if isinstance(left, int | float) else 0.0
+        out[(int(channel), _SCOPES[kind], target)] = (phase, seconds)
+    return out
 
 
 async def sample_metrics(state: AppState) -> None:
     state.metrics.sample(
         pending_holds=state.book.open_holds,
         queue_depth=state.recorder.pending,
-        channels=channel_states(state),
+        breakers=breaker_states(state),
     )
 
 

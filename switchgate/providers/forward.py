@@ -1,9 +1,12 @@
-"""The body a passthrough forwards: the client's own bytes whenever possible.
+"""The body a passthrough forwards: always the parsed body, encoded again.
 
-A same-dialect request is parsed (to validate and route it) but not re-encoded unless a
-top-level value really changes: when nothing changes the client's bytes go upstream as
-they are, and when only keys the client did not send are added (OpenAI's
-`stream_options` for usage reporting) they are spliced in front of the client's bytes.
+A same-dialect request is parsed to validate, route and bill it. Forwarding the client's
+own bytes would let a body say one thing to the gateway and another to the upstream:
+`{"model":"cheap","model":"dear"}` parses last-wins here, but a first-wins parser
+upstream would serve the other model (or another `max_tokens`, `n`, tool ...), at any
+depth. Encoding the parsed value again sends exactly what was validated and billed.
+It is cheap with orjson: about 0.6 us for a typical 400-byte chat body and 21 us for a
+120 KB one (a fraction of parsing it), measured when this replaced the byte splicing.
 """
 
 from typing import Any
@@ -12,20 +15,7 @@ from switchgate import jsonutil
 
 
 def forward_json(raw: bytes | None, body: dict[str, Any], forwarded: dict[str, Any]) -> bytes:
-    """Bytes for `forwarded`, a shallow edit of `body` (which was parsed from `raw`)."""
-    if raw is None or not body:
-        return jsonutil.dumps(forwarded)
-    added: dict[str, Any] = {}
-    for key, value in forwarded.items():
-        if key in body:
-            old = body[key]
-            if old is not value and old != value:
-                return jsonutil.dumps(forwarded)  # an existing value changed
-        else:
-            added[key] = value
-    if len(forwarded) - len(added) != len(body):
-        return jsonutil.dumps(forwarded)  # a key was removed
-    if not added:
-        return raw
-    start = raw.index(b"{") + 1  # `body` is an object, so its first `{` opens it
-    return raw[:start] + jsonutil.dumps(added)[1:-1] + b"," + raw[start:]
+    """Bytes for `forwarded` (a shallow edit of `body`, which was parsed from `raw`):
+    never `raw` itself, so duplicate keys cannot smuggle a value past validation."""
+    del raw, body  # kept in the signature: the call sites parse and edit, this encodes
+    return jsonutil.dumps(forwarded)

@@ -34,6 +34,7 @@ from switchgate.dialects.gemini_generate.encode import model_parts
 from switchgate.errors import GatewayError, invalid
 from switchgate.providers.base import StreamDecoder, Target, UpstreamRequest, UsageMeter
 from switchgate.providers.forward import forward_json
+from switchgate.providers.gemini_schema import clean_schema
 from switchgate.providers.gemini_stream import (
     GeminiStreamDecoder,
     GeminiUsageMeter,
@@ -41,6 +42,7 @@ from switchgate.providers.gemini_stream import (
     gemini_usage_from_body,
     parse_gemini_response,
 )
+from switchgate.providers.hosted_tools import upstream_tools
 from switchgate.providers.system_messages import hoist_system
 
 SKIP_SIGNATURE: Final = "skip_thought_signature_validator"
@@ -286,7 +288,7 @@ def _tool_fields(request: ChatRequest) -> tuple[list[dict[str, Any]], dict[str, 
             if spec.description:
                 decl["description"] = spec.description
             if spec.parameters is not None:
-                decl["parametersJsonSchema"] = spec.parameters
+                decl["parametersJsonSchema"] = clean_schema(spec.parameters)
             decls.append(decl)
         tools.append({"functionDeclarations": decls})
     choice = request.tool_choice
@@ -309,6 +311,7 @@ def build_gemini_body(request: ChatRequest) -> dict[str, Any]:
     if system:
         body["systemInstruction"] = {"parts": system}
     tools, tool_config = _tool_fields(request)
+    tools += upstream_tools(request, "gemini")  # other dialects' hosted tools
     generation = _generation_config(request)
     rest: dict[str, Any] = {}
     for key, value in request.extras.get("gemini", {}).items():

@@ -163,19 +163,27 @@ def transcript_meter(body: bytes) -> TranscriptMeter:
 
 
 def wav_seconds(data: bytes) -> Decimal | None:
-    """The duration of a PCM WAV file from its header (exact), or None if it isn't one."""
+    """The duration of a PCM WAV file, or None if it isn't one.
+
+    The header is the client's: a forged byte-rate field (or a small `data` size) must not
+    shorten what is billed. Every byte after the `data` chunk's header counts, at the
+    smaller of the declared byte rate and sample rate x channels x bits / 8 (what a decoder
+    plays), so the longer of the two readings is billed."""
     if len(data) < 12 or data[:4] != b"RIFF" or data[8:12] != b"WAVE":
         return None
-    pos, byte_rate = 12, 0
+    pos, rates = 12, tuple[int, ...]()
     while pos + 8 <= len(data):
         kind = data[pos : pos + 4]
         size = struct.unpack_from("<I", data, pos + 4)[0]
-        if kind == b"fmt " and pos + 16 <= len(data):
-            byte_rate = struct.unpack_from("<I", data, pos + 16)[0]
+        if kind == b"fmt " and pos + 24 <= len(data):
+            channels, sample_rate, byte_rate, _align, bits = struct.unpack_from(
+                "<HIIHH", data, pos + 10
+            )
+            rates = tuple(r for r in (byte_rate, sample_rate * channels * bits // 8) if r > 0)
         elif kind == b"data":
-            if not byte_rate:
+            if not rates:
                 return None
-            return Decimal(min(size, len(data) - pos - 8)) / Decimal(byte_rate)
+            return Decimal(len(data) - pos - 8) / Decimal(min(rates))
         pos += 8 + size + (size & 1)
     return None
 

@@ -8,7 +8,10 @@ from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 from switchgate.accounts.auth import Principal
+from switchgate.billing.holds import Hold
+from switchgate.billing.output_guard import OutputGuard, ends_event, output_hold_tokens
 from switchgate.billing.pricing import Price, estimate_input_tokens, token_cost, token_hold
+from switchgate.catalogue.limits import check_request
 from switchgate.core.accumulate import Accumulator
 from switchgate.core.events import StreamError
 from switchgate.core.request import ChatRequest
@@ -16,15 +19,16 @@ from switchgate.core.response import ChatResponse
 from switchgate.core.usage import Usage
 from switchgate.dialects.base import ChatDialect
 from switchgate.errors import ErrorKind, GatewayError
-from switchgate.observability.attempts import attempt_failed
-from switchgate.providers.base import ChatProvider, Target
+from switchgate.providers.base import ChatProvider, Target, UpstreamRequest
+from switchgate.providers.hosted_tools import dropped_header
 from switchgate.relay import policy
 from switchgate.relay.asgi import SSE_HEADERS, ClientGone, Responder
+from switchgate.relay.attempt import attempt
 from switchgate.relay.outcome import Outcome
 from switchgate.relay.upstream import UpstreamResponse, iter_batches, iter_body, read_all
 from switchgate.routing.channels import Channel
-from switchgate.routing.selector import plan
 from switchgate.state import AppState
+from switchgate.tokenizer import Tokenizer
 
 
 class PassFilter(Protocol):
@@ -49,17 +53,18 @@ class ChatCall:
     # A per-channel override of the channel kind's provider (e.g. a native Responses
     # upstream); passthrough still means "the provider's dialect is the client's".
     native: Callable[[Channel], ChatProvider | None] | None = None
+    # Set by run_chat: the price, the request's hold, and the output tokens it covers.
+    price: Price | None = None
+    hold: Hold | None = None
+    held_output: int = 0
 
-
-def target_for(channel: Channel, model: str) -> Target:
-    extra = channel.extra
-    return Target(
-        base_url=channel.base_url,
-        api_key=channel.api_key,
-        upstream_model=channel.upstream_model(model),
-        extra_headers=extra.get("headers", {}),
-        api_version=extra.get("api_version"),
-    )
+    def output_guard(
+        self, tokenizer: Tokenizer, text: Callable[[], str], reported: Callable[[], Usage | None]
+    ) -> OutputGuard:
+        assert self.hold is not None and self.price is not None
+        return OutputGuard(
+            self.hold, self.price.output, self.held_output, tokenizer.count, text, reported
+        )
 
 
 def _unreadable(exc: Exception) -> GatewayError:
@@ -71,79 +76,62 @@ def _unreadable(exc: Exception) -> GatewayError:
 
 async def run_chat(state: AppState, call: ChatCall, responder: Responder) -> None:
     """Serve one admitted chat call. Raises GatewayError only before any byte was sent."""
-    price = policy.price_of(call.request.model, state.catalog)
-    user_id = call.principal.user_id
-    max_out = call.request.sampling.max_tokens or state.settings.default_hold_output_tokens
-    max_out *= call.request.sampling.n or 1  # every choice / candidate is a whole answer
-    hold = token_hold(price, estimate_input_tokens(len(call.raw)), max_out)
-    await state.book.hold(user_id, hold)
+    price = call.price = policy.price_of(call.request.model, state.catalog)
+    check_request(call.request, len(call.raw), state.catalog.limits, state.tokenizer)
+    call.held_output = output_hold_tokens(call.request, state.settings.default_hold_output_tokens)
+    hold = call.hold = Hold(state.book, state.recorder.token_spend, call.principal)
+    await hold.take(token_hold(price, estimate_input_tokens(len(call.raw)), call.held_output))
     try:
         await _attempt_channels(state, call, responder)
     finally:
-        cost = _settle(state, call, price)
-        state.book.settle(user_id, hold, cost)
-
-
-def _settle(state: AppState, call: ChatCall, price: Price) -> int:
-    outcome = call.outcome
-    cost = token_cost(price, outcome.usage) if outcome.usage is not None else 0
-    outcome.cost = cost
-    return cost
+        outcome = call.outcome
+        cost = token_cost(price, outcome.usage) if outcome.usage is not None else 0
+        outcome.cost = hold.settle(cost)
 
 
 async def _attempt_channels(state: AppState, call: ChatCall, responder: Responder) -> None:
     model = call.request.model
-    candidates = plan(state.catalog.channels_by_model.get(model, ()), state.health, state.rng)
-    last_error: GatewayError | None = None
-    failed: tuple[int, str] | None = None
-    for channel in candidates:
-        if failed is not None:
-            state.metrics.retried(failed[0], failed[1], channel.id)
+    channels = state.catalog.channels_by_model.get(model, ())
+    route = _ChatRoute(state, call, responder)
+    await attempt(state, model, channels, route, call.outcome, stream=call.request.stream)
+
+
+class _ChatRoute:
+    """The chat call as the attempt pipeline sees it (relay/attempt.py)."""
+
+    def __init__(self, state: AppState, call: ChatCall, responder: Responder) -> None:
+        self.state, self.call, self.responder = state, call, responder
+        self.provider: ChatProvider | None = None
+        self.passthrough = False
+
+    def build(self, channel: Channel, target: Target) -> UpstreamRequest | None:
+        call = self.call
         native = call.native(channel) if call.native is not None else None
-        provider = native or state.providers.get(channel.kind)
+        provider = native or self.state.providers.get(channel.kind)
         if provider is None:
-            continue
-        target = target_for(channel, model)
-        passthrough = provider.dialect == call.dialect.name
-        if passthrough:
-            upstream_request = provider.build_passthrough(call.body, target, call.headers, call.raw)
+            return None
+        self.provider = provider
+        self.passthrough = provider.dialect == call.dialect.name
+        if self.passthrough:
+            return provider.build_passthrough(call.body, target, call.headers, call.raw)
+        return provider.build_chat_request(
+            replace(call.request, model=target.upstream_model), target
+        )
+
+    def classify(self, channel: Channel, status: int, body: bytes) -> GatewayError:
+        assert self.provider is not None
+        return self.provider.classify_error(status, body)
+
+    async def deliver(self, channel: Channel, target: Target, response: UpstreamResponse) -> None:
+        assert self.provider is not None
+        state, call, provider = self.state, self.call, self.provider
+        passthrough, responder = self.passthrough, self.responder
+        # Hosted tools the translation left out are named in a response header.
+        dropped = dropped_header(call.request, provider.kind) if not passthrough else []
+        if call.request.stream:
+            await _relay_stream(state, call, provider, response, responder, passthrough, dropped)
         else:
-            upstream_request = provider.build_chat_request(
-                replace(call.request, model=target.upstream_model), target
-            )
-        call.outcome.channel, call.outcome.upstream_model = channel, target.upstream_model
-        try:
-            response = await state.upstream.send(upstream_request)
-        except GatewayError as err:
-            state.health.failure(channel.id)
-            failed = (channel.id, attempt_failed(state, channel.id, err))
-            last_error = err
-            continue
-        try:
-            if response.status >= 400:
-                error = provider.classify_error(response.status, await read_all(response))
-                retry_after = response.headers.get("retry-after", "")
-                if error.retry_after is None and retry_after.isdigit():
-                    error.retry_after = int(retry_after)
-                reason = attempt_failed(state, channel.id, error)
-                if error.retryable:
-                    state.health.failure(channel.id)
-                    failed = (channel.id, reason)
-                    last_error = error
-                    continue
-                raise error
-            state.health.success(channel.id)
-            state.metrics.attempt_ok(channel.id)
-            if call.request.stream:
-                await _relay_stream(state, call, provider, response, responder, passthrough)
-            else:
-                await _relay_whole(state, call, provider, response, responder, passthrough)
-            return
-        finally:
-            response.release()
-    raise last_error or GatewayError(
-        ErrorKind.UPSTREAM_ERROR, f"No channel is available for the model '{model}'."
-    )
+            await _relay_whole(state, call, provider, response, responder, passthrough, dropped)
 
 
 def _complete_usage(
@@ -179,6 +167,7 @@ async def _relay_whole(
     response: UpstreamResponse,
     responder: Responder,
     passthrough: bool,
+    extra_headers: list[tuple[bytes, bytes]],
 ) -> None:
     data = await read_all(response)
     try:
@@ -196,8 +185,10 @@ async def _relay_whole(
     except (ValueError, KeyError, TypeError, AttributeError) as exc:
         raise _unreadable(exc) from exc
     call.outcome.usage = usage
+    assert call.hold is not None and call.price is not None
+    await call.hold.cover(token_cost(call.price, usage))  # an upstream past max_tokens
     call.outcome.first_byte()
-    await responder.whole(200, [(b"content-type", b"application/json")], body)
+    await responder.whole(200, [(b"content-type", b"application/json"), *extra_headers], body)
 
 
 async def _relay_stream(
@@ -207,8 +198,10 @@ async def _relay_stream(
     response: UpstreamResponse,
     responder: Responder,
     passthrough: bool,
+    extra_headers: list[tuple[bytes, bytes]],
 ) -> None:
-    await responder.start(200, call.stream_headers or SSE_HEADERS)
+    headers = call.stream_headers or SSE_HEADERS
+    await responder.start(200, [*headers, *extra_headers] if extra_headers else headers)
     metrics = state.metrics
     metrics.streams_open += 1
     try:
@@ -230,9 +223,14 @@ async def _pass_stream(
     meter = provider.usage_meter()
     pass_filter = call.pass_filter() if call.pass_filter else None
     outcome = call.outcome
+    guard = call.output_guard(state.tokenizer, meter.output_text, meter.usage)
+    sent = b"\n\n"  # the last chunk forwarded: the guard stops only between events
     try:
         async for chunk in iter_body(response):
             meter.feed(chunk)
+            if guard.due(len(chunk)) and ends_event(sent):
+                await guard.check()  # raises when the answer outgrows what can be held
+            sent = chunk
             out = pass_filter.feed(chunk) if pass_filter else chunk
             if out:
                 outcome.first_byte()
@@ -260,15 +258,20 @@ async def _translate_stream(
     accumulator = Accumulator()
     outcome = call.outcome
     keepalive = _KeepAlive(responder, getattr(encoder, "ping", None))
+    guard = call.output_guard(state.tokenizer, accumulator.text, lambda: accumulator.usage)
     try:
         # Events that arrived together leave together: one write per burst, not per event
         # (passed-through streams, by contrast, are forwarded chunk for chunk).
         async for chunks in iter_batches(response):
             out = []
+            size = 0
             for chunk in chunks:
+                size += len(chunk)
                 for event in decoder.feed(chunk):
                     accumulator.add(event)
                     out.append(encoder.encode(event))
+            if guard.due(size):
+                await guard.check()  # raises when the answer outgrows what can be held
             data = b"".join(out)
             if data:
                 outcome.first_byte()

@@ -7,8 +7,9 @@ from typing import Any
 
 from switchgate import jsonutil
 from switchgate.errors import GatewayError
-from switchgate.relay.chat import target_for
+from switchgate.relay.attempt import target_for
 from switchgate.relay.upstream import read_all
+from switchgate.routing.breaker import Phase
 from switchgate.state import AppState
 
 
@@ -25,7 +26,9 @@ async def upstream_count(
     """The count from the first same-dialect channel that answers, or None."""
     for channel in state.catalog.channels_by_model.get(model, ()):
         provider = state.providers.get(channel.kind)
-        if provider is None or provider.dialect != dialect or state.health.is_cooling(channel.id):
+        if provider is None or provider.dialect != dialect:
+            continue
+        if state.health.blocked(channel.id, model) is Phase.OPEN:
             continue
         request = provider.build_passthrough(body, target_for(channel, model), headers)
         if url_suffix:

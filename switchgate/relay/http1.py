@@ -93,6 +93,21 @@ class UpstreamResponse:
             timer.cancel()
             self._header_waiter = None
 
+    async def wait_body(self, timeout: float) -> None:
+        """Return once a piece of the body is waiting or the body ended (raising its
+        error); TimeoutError when neither happened within `timeout`. Takes nothing."""
+        if self._chunks or self._done:
+            self._raise_if_failed()
+            return
+        loop = self._conn.loop
+        waiter = self._waiter = loop.create_future()
+        timer = loop.call_later(timeout, _expire, waiter, "first byte")
+        try:
+            await waiter
+        finally:
+            timer.cancel()
+            self._waiter = None
+
     async def next_chunk(self) -> bytes:
         """The next piece of the body as it arrived, or b"" at its end."""
         while True:

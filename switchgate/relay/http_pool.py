@@ -113,11 +113,12 @@ class ConnectionPool:
         first_byte_timeout: float,
         idle_timeout: float,
         total_timeout: float,
+        connect_timeout: float | None = None,
     ) -> UpstreamResponse:
         """Send one request and wait for the response's status and headers."""
         parsed = self.parse(url)
         head = request_head(method, parsed, headers, len(body))
-        conn = await self._acquire(parsed.origin)
+        conn = await self._acquire(parsed.origin, connect_timeout)
         response = conn.send(head, body, idle_timeout, total_timeout)
         try:
             await response.wait_headers(first_byte_timeout)
@@ -137,7 +138,7 @@ class ConnectionPool:
     def open_connections(self) -> int:
         return len(self._all)
 
-    async def _acquire(self, origin: Origin) -> Http1Connection:
+    async def _acquire(self, origin: Origin, connect_timeout: float | None) -> Http1Connection:
         idle = self._idle.get(origin)
         if idle:
             now = asyncio.get_running_loop().time()
@@ -149,9 +150,9 @@ class ConnectionPool:
                     conn.close()
                     continue
                 return conn
-        return await self._connect(origin)
+        return await self._connect(origin, connect_timeout or self._connect_timeout)
 
-    async def _connect(self, origin: Origin) -> Http1Connection:
+    async def _connect(self, origin: Origin, connect_timeout: float) -> Http1Connection:
         loop = asyncio.get_running_loop()
         tls = self._tls_context() if origin.scheme == "https" else None
 
@@ -159,7 +160,7 @@ class ConnectionPool:
             return Http1Connection(loop, origin, self._free, self._closed)
 
         try:
-            async with asyncio.timeout(self._connect_timeout):
+            async with asyncio.timeout(connect_timeout):
                 _, conn = await loop.create_connection(
                     factory,
                     origin.host,

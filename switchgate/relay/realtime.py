@@ -35,11 +35,12 @@ from switchgate.dialects.openai_chat.errors import openai_error_body, render_ope
 from switchgate.errors import ErrorKind, GatewayError, invalid
 from switchgate.relay import policy
 from switchgate.relay.asgi import Receive, Scope, Send, client_ip, header_map
-from switchgate.relay.chat import target_for
+from switchgate.relay.attempt import Candidate, record_failure, target_for
 from switchgate.relay.gate import admit, bearer_token, new_request_id
 from switchgate.relay.outcome import Outcome
 from switchgate.relay.realtime_transcription import ENDPOINT, TranscriptionMeter
 from switchgate.routing.channels import Channel
+from switchgate.routing.health import channel_subject, model_subject
 from switchgate.routing.selector import plan
 from switchgate.state import AppState
 from switchgate.storage.db import now_ms
@@ -99,7 +100,7 @@ async def _connect_upstream(
 ) -> tuple["aiohttp.ClientWebSocketResponse", Channel, str]:
     channels = [c for c in state.catalog.channels_by_model.get(model, ()) if c.kind == "openai"]
     last_error: GatewayError | None = None
-    for channel in plan(tuple(channels), state.health, state.rng):
+    for channel in plan(tuple(channels), state.health, state.rng, model):
         target = target_for(channel, model)
         upstream_headers = {"authorization": f"Bearer {target.api_key}", **target.extra_headers}
         if "openai-beta" in headers:
@@ -109,10 +110,10 @@ async def _connect_upstream(
                 realtime_url(target.base_url, target.upstream_model), upstream_headers
             )
         except GatewayError as err:
-            state.health.failure(channel.id)
+            record_failure(state.health, Candidate(channel, target), model, err)
             last_error = err
             continue
-        state.health.success(channel.id)
+        state.health.success(channel_subject(channel.id), model_subject(channel.id, model))
         return ws, channel, target.upstream_model
     if last_error is not None:
         raise last_error

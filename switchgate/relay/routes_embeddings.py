@@ -39,6 +39,7 @@ from switchgate.providers.embeddings import openai_reply
 from switchgate.providers.gemini_embed import build_embed_request, parse_embed_response
 from switchgate.providers.openai_media import OPENAI_KINDS, body_usage, passthrough_json
 from switchgate.relay.asgi import Receive, Scope, Send
+from switchgate.relay.attempt import Candidate, record_failure
 from switchgate.relay.fanout import gather_bounded
 from switchgate.relay.gate import parse_json_object
 from switchgate.relay.simple import (
@@ -47,7 +48,6 @@ from switchgate.relay.simple import (
     MediaEndpoint,
     classify,
     handle_media,
-    target_for,
     unreadable,
 )
 from switchgate.relay.upstream import UpstreamResponse, read_all
@@ -126,7 +126,7 @@ class EmbeddingsExchange(Exchange):
     async def _gemini_batches(self, delivery: Delivery, first: bytes) -> BatchAnswer:
         """`first` answered batch 0; send the others to the same channel (a few at a
         time) and merge all the answers in input order. Raises the first failure."""
-        target = target_for(delivery.channel, self.model)
+        target = delivery.target
         answers = [self._answer(self.batches[0], first)]  # a bad answer: stop here
         jobs: list[Callable[[], Awaitable[BatchAnswer]]] = [
             partial(self._send_batch, delivery, self.gemini_request(target, batch), batch)
@@ -152,7 +152,7 @@ class EmbeddingsExchange(Exchange):
                 response.release()
         except GatewayError as err:
             if err.retryable:
-                state.health.failure(channel.id)
+                record_failure(state.health, Candidate(channel, delivery.target), self.model, err)
             raise
         return self._answer(batch, body)
 

@@ -3,6 +3,7 @@
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
+from urllib.parse import parse_qs
 
 from switchgate import jsonutil
 from switchgate.errors import ErrorKind, GatewayError
@@ -19,6 +20,7 @@ from switchgate.relay.asgi import (
 from switchgate.relay.chat import PassFilter
 from switchgate.relay.chat_route import ChatEndpoint, handle_chat, render_error
 from switchgate.relay.gate import admit, bearer_token, new_request_id
+from switchgate.relay.model_details import DETAIL_VALUES, model_details
 from switchgate.relay.passfilters import OpenAIUsageStripper
 from switchgate.state import AppState
 
@@ -91,8 +93,16 @@ async def list_models(state: AppState, scope: Scope, receive: Receive, send: Sen
             {"id": m, "object": "model", "created": _STARTED, "owned_by": catalog.owner(m)}
             for m in models
         ]
+        if _wants_details(scope):
+            for item in items:
+                item.update(model_details(str(item["id"]), catalog))
         data = items[0] if wanted else {"object": "list", "data": items}
     await responder.whole(200, JSON_HEADERS, jsonutil.dumps(data))
+
+
+def _wants_details(scope: Scope) -> bool:
+    query = parse_qs(scope.get("query_string", b"").decode("latin-1"))
+    return any(v.lower() in DETAIL_VALUES for v in query.get("details", ()))
 
 
 async def not_found(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:

@@ -46,7 +46,12 @@ from switchgate.relay.outcome import Outcome
 from switchgate.relay.responses_passthrough import ResponsesNative, serves_responses
 from switchgate.relay.routes_responses_items import SUB_RESOURCES
 from switchgate.state import AppState
-from switchgate.storage.responses_store import delete_response, load_response, save_response
+from switchgate.storage.responses_store import (
+    delete_response,
+    load_response,
+    response_model,
+    save_response,
+)
 
 log = logging.getLogger("switchgate.responses")
 PREFIX = "/v1/responses/"
@@ -129,7 +134,7 @@ async def create(state: AppState, scope: Scope, receive: Receive, send: Send) ->
             if not isinstance(previous, str):
                 raise type_error("previous_response_id", "a string", previous)
             stored = await load_response(state.db, principal.user_id, previous)
-            if stored is None:
+            if stored is None or not policy.may_use(principal, stored.model):
                 raise _not_found(previous, "previous_response_id")
             listed = [*stored.input_items, *stored.output, *items]
             items = [*stored.conversation, *items]
@@ -189,6 +194,12 @@ async def by_id(state: AppState, scope: Scope, receive: Receive, send: Send) -> 
     method = scope["method"]
     try:
         principal = await admit(state, bearer_token(header_map(scope)), client_ip(scope))
+        if principal.allowed_models is not None and response_id:
+            # A token limited to some models sees only the stored responses of those
+            # models, even when another token of the same user made others.
+            model = await response_model(state.db, principal.user_id, response_id)
+            if model is not None and not policy.may_use(principal, model):
+                raise _not_found(response_id)
         handler = SUB_RESOURCES.get((method, sub))
         if response_id and handler is not None:
             body = await handler(state, principal.user_id, response_id, scope)

@@ -3,8 +3,9 @@ rerank, Gemini embeddings):
 
     admit -> read body -> endpoint.prepare (validate, 400s) -> model allowed and served
     -> channels of a kind that can serve this operation (else 404) -> hold the worst case
-    -> per candidate: build, send; retry the next one on connect errors / 429 / 5xx
-       before the first byte -> exchange.relay (whole or streamed; sets usage and cost)
+    -> the attempt pipeline (relay/attempt.py): per candidate build, send; fail over on
+       connect errors / timeouts / 429 / 5xx before the first byte -> exchange.relay
+       (whole or streamed; sets usage and cost)
     -> settle the hold, record the outcome (ledger row + request log, batched)
 
 An endpoint supplies a MediaEndpoint (how to find the token, which dialect renders its
@@ -16,11 +17,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from switchgate.accounts.auth import Principal
+from switchgate.billing.holds import Hold
 from switchgate.billing.pricing import Price
 from switchgate.core.usage import Usage
 from switchgate.dialects.base import ChatDialect
 from switchgate.errors import ErrorKind, GatewayError
-from switchgate.observability.attempts import attempt_failed
 from switchgate.providers.base import Target, UpstreamRequest
 from switchgate.providers.gemini_stream import classify_gemini_error
 from switchgate.providers.openai_response import classify_openai_error
@@ -35,14 +36,14 @@ from switchgate.relay.asgi import (
     header_map,
     read_body,
 )
+from switchgate.relay.attempt import attempt
 from switchgate.relay.chat import PassFilter
 from switchgate.relay.chat_route import finishing
 from switchgate.relay.disconnect import cancel_on_disconnect
 from switchgate.relay.gate import admit, bearer_token, new_request_id
 from switchgate.relay.outcome import Outcome
-from switchgate.relay.upstream import UpstreamResponse, iter_body, read_all
+from switchgate.relay.upstream import UpstreamResponse, iter_body
 from switchgate.routing.channels import Channel
-from switchgate.routing.selector import plan
 from switchgate.state import AppState
 
 
@@ -56,6 +57,7 @@ class Delivery:
     dialect: ChatDialect
     price: Price
     channel: Channel
+    target: Target  # the channel's address and key this call went to
 
     def bill(self, cost: int, usage: Usage | None = None) -> None:
         self.outcome.cost = cost
@@ -131,17 +133,6 @@ class MediaEndpoint:
     )
 
 
-def target_for(channel: Channel, model: str) -> Target:
-    extra = channel.extra
-    return Target(
-        base_url=channel.base_url,
-        api_key=channel.api_key,
-        upstream_model=channel.upstream_model(model),
-        extra_headers=extra.get("headers", {}),
-        api_version=extra.get("api_version"),
-    )
-
-
 def classify(kind: str, status: int, body: bytes) -> GatewayError:
     if kind == "gemini":
         return classify_gemini_error(status, body)
@@ -191,59 +182,37 @@ async def _run(
     dialect: ChatDialect,
 ) -> None:
     price = policy.price_of(exchange.model, state.catalog)
-    held = exchange.hold(price)
-    await state.book.hold(principal.user_id, held)
+    hold = Hold(state.book, state.recorder.token_spend, principal)
+    await hold.take(exchange.hold(price))
     try:
-        for_each = plan(channels, state.health, state.rng)
-        await _attempt(state, exchange, for_each, price, outcome, responder, dialect)
+        route = _ExchangeRoute(state, exchange, price, outcome, responder, dialect)
+        await attempt(state, exchange.model, channels, route, outcome, stream=exchange.stream)
     finally:
-        state.book.settle(principal.user_id, held, outcome.cost)
+        outcome.cost = hold.settle(outcome.cost)
 
 
-async def _attempt(
-    state: AppState,
-    exchange: Exchange,
-    candidates: list[Channel],
-    price: Price,
-    outcome: Outcome,
-    responder: Responder,
-    dialect: ChatDialect,
-) -> None:
-    last_error: GatewayError | None = None
-    failed: tuple[int, str] | None = None
-    for channel in candidates:
-        if failed is not None:
-            state.metrics.retried(failed[0], failed[1], channel.id)
-        target = target_for(channel, exchange.model)
-        upstream_request = exchange.build(channel, target)
-        outcome.channel, outcome.upstream_model = channel, target.upstream_model
-        try:
-            response = await state.upstream.send(upstream_request)
-        except GatewayError as err:
-            state.health.failure(channel.id)
-            failed = (channel.id, attempt_failed(state, channel.id, err))
-            last_error = err
-            continue
-        try:
-            if response.status >= 400:
-                error = classify(channel.kind, response.status, await read_all(response))
-                reason = attempt_failed(state, channel.id, error)
-                if error.retryable:
-                    state.health.failure(channel.id)
-                    failed = (channel.id, reason)
-                    last_error = error
-                    continue
-                raise error
-            state.health.success(channel.id)
-            state.metrics.attempt_ok(channel.id)
-            delivery = Delivery(state, outcome, responder, dialect, price, channel)
-            await exchange.relay(delivery, response)
-            return
-        finally:
-            response.release()
-    raise last_error or GatewayError(
-        ErrorKind.UPSTREAM_ERROR, f"No channel is available for the model '{exchange.model}'."
-    )
+@dataclass(slots=True)
+class _ExchangeRoute:
+    """A non-chat call as the attempt pipeline sees it (relay/attempt.py)."""
+
+    state: AppState
+    exchange: Exchange
+    price: Price
+    outcome: Outcome
+    responder: Responder
+    dialect: ChatDialect
+
+    def build(self, channel: Channel, target: Target) -> UpstreamRequest | None:
+        return self.exchange.build(channel, target)
+
+    def classify(self, channel: Channel, status: int, body: bytes) -> GatewayError:
+        return classify(channel.kind, status, body)
+
+    async def deliver(self, channel: Channel, target: Target, response: UpstreamResponse) -> None:
+        delivery = Delivery(
+            self.state, self.outcome, self.responder, self.dialect, self.price, channel, target
+        )
+        await self.exchange.relay(delivery, response)
 
 
 def unreadable(exc: Exception) -> GatewayError:

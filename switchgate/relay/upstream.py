@@ -16,7 +16,14 @@ from switchgate.settings import Timeouts
 if TYPE_CHECKING:
     import aiohttp
 
-__all__ = ["UpstreamClient", "UpstreamResponse", "iter_batches", "iter_body", "read_all"]
+__all__ = [
+    "UpstreamClient",
+    "UpstreamResponse",
+    "iter_batches",
+    "iter_body",
+    "read_all",
+    "wait_body",
+]
 
 
 class UpstreamClient:
@@ -40,20 +47,25 @@ class UpstreamClient:
             await self._ws_session.close()
             self._ws_session = None
 
-    async def send(self, request: UpstreamRequest) -> UpstreamResponse:
+    async def send(
+        self, request: UpstreamRequest, limits: tuple[float, float, float, float] | None = None
+    ) -> UpstreamResponse:
         """Send and wait for the response headers (the first-byte deadline, which also
-        covers connecting). The whole call, body included, has the total deadline."""
+        covers connecting). The whole call, body included, has the total deadline.
+        `limits` is (connect, first byte, idle, total), e.g. a channel's for a stream;
+        default: the non-streamed limits from the settings."""
         assert self._pool is not None, "UpstreamClient.start() was not called"
-        timeouts = self._timeouts
+        connect, first_byte, idle, total = limits or self._timeouts.for_call(False)
         try:
             response = await self._pool.request(
                 request.method,
                 request.url,
                 request.headers,
                 request.body,
-                first_byte_timeout=timeouts.first_byte,
-                idle_timeout=timeouts.idle,
-                total_timeout=timeouts.total,
+                first_byte_timeout=first_byte,
+                idle_timeout=idle,
+                total_timeout=total,
+                connect_timeout=connect,
             )
         except TimeoutError as exc:
             raise GatewayError(
@@ -139,6 +151,15 @@ async def iter_batches(response: UpstreamResponse) -> AsyncIterator[list[bytes]]
         if not chunks:
             return
         yield chunks
+
+
+async def wait_body(response: UpstreamResponse, timeout: float) -> None:
+    """Wait until the first piece of the body arrived (or the body ended) without taking
+    it: a stream that sends headers and then nothing can still fail over."""
+    try:
+        await response.wait_body(timeout)
+    except (TimeoutError, UpstreamConnectionError) as exc:
+        raise _body_error(exc, "The upstream did not start its answer in time.") from exc
 
 
 async def read_all(response: UpstreamResponse) -> bytes:

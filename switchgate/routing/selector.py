@@ -1,10 +1,13 @@
-"""Order the channels that serve a model: priority tiers, weighted choice inside a tier."""
+"""Order the channels that serve a model: priority tiers, weighted choice inside a tier,
+and health: channels whose breaker is open for this model go last (tried only when
+everything else failed), never away."""
 
 import random
 from collections.abc import Sequence
 
+from switchgate.routing.breaker import Phase
 from switchgate.routing.channels import Channel
-from switchgate.routing.health import ChannelHealth
+from switchgate.routing.health import Health
 
 
 def weighted_order(channels: Sequence[Channel], rng: random.Random) -> list[Channel]:
@@ -16,14 +19,22 @@ def weighted_order(channels: Sequence[Channel], rng: random.Random) -> list[Chan
     return [c for _, c in keyed]
 
 
-def plan(channels: Sequence[Channel], health: ChannelHealth, rng: random.Random) -> list[Channel]:
-    """Candidates in the order to try them; cooling channels go last, not away."""
+def plan(
+    channels: Sequence[Channel], health: Health, rng: random.Random, model: str = ""
+) -> list[Channel]:
+    """Candidates in the order to try them. Half-open channels keep their place (the
+    attempt loop claims their one trial request); open ones go last."""
+    if len(channels) == 1:
+        return list(channels)
     tiers: dict[int, list[Channel]] = {}
     for channel in channels:
         tiers.setdefault(channel.priority, []).append(channel)
-    healthy: list[Channel] = []
-    cooling: list[Channel] = []
+    ordered: list[Channel] = []
     for priority in sorted(tiers, reverse=True):
-        for channel in weighted_order(tiers[priority], rng):
-            (cooling if health.is_cooling(channel.id) else healthy).append(channel)
-    return healthy + cooling
+        ordered.extend(weighted_order(tiers[priority], rng))
+    if not health.any_failing:
+        return ordered
+    usable = [c for c in ordered if health.blocked(c.id, model) is not Phase.OPEN]
+    if len(usable) == len(ordered):
+        return ordered
+    return usable + [c for c in ordered if health.blocked(c.id, model) is Phase.OPEN]

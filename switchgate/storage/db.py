@@ -1,5 +1,6 @@
 """The async engine: SQLite (WAL) by default, PostgreSQL via asyncpg when configured."""
 
+import os
 import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -35,6 +36,15 @@ def _sqlite_begin(conn: Any) -> None:
     conn.exec_driver_sql("BEGIN IMMEDIATE")
 
 
+def _private_file(path: Path) -> None:
+    """The SQLite file (balances, hashes, sessions) readable by its owner only: created
+    0600 (SQLite gives its -wal and -shm files the same mode), an existing one tightened."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    os.close(os.open(path, os.O_CREAT | os.O_RDWR, 0o600))
+    if path.stat().st_mode & 0o077:
+        path.chmod(0o600)
+
+
 class Database:
     """Owns the engine. `begin()` yields a connection inside one transaction."""
 
@@ -42,9 +52,9 @@ class Database:
         self.url = url
         self.is_sqlite = url.startswith("sqlite")
         if self.is_sqlite:
-            path = url.split("///", 1)[-1]
-            if path and path != ":memory:":
-                Path(path).parent.mkdir(parents=True, exist_ok=True)
+            path = url.split("///", 1)[-1].split("?", 1)[0]
+            if path and path != ":memory:" and not path.startswith("file:"):
+                _private_file(Path(path))
             self.engine: AsyncEngine = create_async_engine(url, pool_size=4, max_overflow=4)
             event.listen(self.engine.sync_engine, "connect", _sqlite_pragmas)
             event.listen(self.engine.sync_engine, "begin", _sqlite_begin)

@@ -183,6 +183,17 @@ async def load_input_items(db: Database, user_id: int, response_id: str) -> list
     return items if isinstance(items, list) else []
 
 
+async def response_model(db: Database, user_id: int, response_id: str) -> str | None:
+    """The model one of this user's stored responses was made with; None if no such one."""
+    async with db.connect() as conn:
+        model = await conn.scalar(
+            select(responses.c.model).where(
+                responses.c.id == response_id, responses.c.user_id == user_id
+            )
+        )
+    return None if model is None else str(model)
+
+
 async def response_exists(db: Database, user_id: int, response_id: str) -> bool:
     async with db.connect() as conn:
         row = (

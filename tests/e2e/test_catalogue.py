@@ -1,7 +1,10 @@
 """`switchgate catalogue import` onto a running gateway: the models are served and billed at
 the catalogue's price, an operator's own price is kept, and mistakes get a clear error."""
 
+import json
+import secrets
 from collections.abc import Iterator
+from decimal import Decimal
 
 import anthropic
 import openai
@@ -11,7 +14,7 @@ from switchgate.billing.pricing import token_cost
 from switchgate.catalogue.entries import shipped_catalogue
 from switchgate.core.usage import Usage
 from tests.conftest import Gateway, _start_gateway
-from tests.support import Process, run_cli, wait_for
+from tests.support import Process, mock_requests, run_cli, wait_for
 
 
 @pytest.fixture(scope="module")
@@ -110,3 +113,71 @@ def test_catalogue_mistakes_get_a_clear_error(
 ) -> None:
     result = run_cli(fresh_gateway.env, "catalogue", *args, check=False)
     assert result.returncode == 2 and message in result.stderr and "Traceback" not in result.stderr
+
+
+def _import_deepseek(gw: Gateway) -> openai.OpenAI:
+    run_cli(gw.env, "catalogue", "import", "--models", "deepseek-*", "--channel", "mock-openai")
+    _, token = gw.new_user()
+    sdk = openai.OpenAI(base_url=f"{gw.url}/v1", api_key=token, max_retries=0)
+    _wait_for_model(sdk, "deepseek-chat")
+    return sdk
+
+
+def test_a_prompt_over_the_context_window_is_refused_before_the_upstream(
+    fresh_gateway: Gateway,
+) -> None:
+    sdk = _import_deepseek(fresh_gateway)
+    window = shipped_catalogue().get("deepseek-chat").context_window
+    assert window is not None
+    marker = "ctx-marker-" + secrets.token_hex(4)
+    huge = marker + " " + "word " * (window + window // 5)
+    with pytest.raises(openai.BadRequestError) as caught:
+        sdk.chat.completions.create(
+            model="deepseek-chat", messages=[{"role": "user", "content": huge}]
+        )
+    assert caught.value.code == "context_length_exceeded"
+    assert f"maximum context length is {window} tokens" in caught.value.message
+    assert not [r for r in mock_requests(fresh_gateway.mock_url) if marker in json.dumps(r)]
+
+    client = anthropic.Anthropic(base_url=fresh_gateway.url, api_key=sdk.api_key, max_retries=0)
+    with pytest.raises(anthropic.BadRequestError) as refused:
+        client.messages.create(
+            model="deepseek-chat", max_tokens=16, messages=[{"role": "user", "content": huge}]
+        )
+    assert "prompt is too long" in refused.value.message
+    # A prompt that fits (by bytes, without counting) goes through.
+    fine = sdk.chat.completions.create(
+        model="deepseek-chat", messages=[{"role": "user", "content": "word " * 1000}]
+    )
+    assert fine.choices[0].message.content
+
+
+def test_a_capability_the_model_lacks_is_refused_and_details_are_listed(
+    fresh_gateway: Gateway,
+) -> None:
+    sdk = _import_deepseek(fresh_gateway)
+    image = {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}}
+    with pytest.raises(openai.BadRequestError) as caught:
+        sdk.chat.completions.create(
+            model="deepseek-chat",
+            messages=[{"role": "user", "content": [{"type": "text", "text": "what?"}, image]}],
+        )
+    assert caught.value.code == "unsupported_capability"
+    assert "does not support image input" in caught.value.message
+    # The same model takes tools, which the catalogue says it supports.
+    tools = sdk.chat.completions.create(
+        model="deepseek-chat",
+        messages=[{"role": "user", "content": "hi"}],
+        tools=[{"type": "function", "function": {"name": "f", "parameters": {"type": "object"}}}],
+    )
+    assert tools.choices[0].finish_reason
+
+    plain = sdk.models.list().data
+    assert all(not hasattr(m, "context_length") for m in plain)
+    detailed = {m.id: m for m in sdk.models.list(extra_query={"details": "true"}).data}
+    entry = detailed["deepseek-chat"].model_dump()
+    model = shipped_catalogue().get("deepseek-chat")
+    assert entry["context_length"] == model.context_window
+    assert entry["top_provider"]["max_completion_tokens"] == model.max_output
+    assert "tools" in entry["capabilities"] and "vision" not in entry["capabilities"]
+    assert Decimal(entry["pricing"]["prompt"]) * 1_000_000 == Decimal("0.28")

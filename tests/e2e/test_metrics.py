@@ -125,12 +125,16 @@ def test_a_scrape_matches_a_mixed_load_exactly(own_gateway: Gateway) -> None:
     att = "switchgate_upstream_attempts_total"
     assert value(samples, att, channel="dead-primary", result="unreachable") == 3
     assert value(samples, att, channel="mock-fallback", result="ok") == 3
-    assert value(samples, att, channel="mock-openai", result="rate_limited") == 2
+    # a 429 with a short Retry-After is retried once on the same channel (not a failover)
+    assert value(samples, att, channel="mock-openai", result="rate_limited") == 4
     assert value(samples, att, channel="mock-openai", result="ok") == 8  # incl. the rpm one
     assert value(samples, att, channel="mock-anthropic", result="ok") == 1
     assert value(samples, "switchgate_failovers_total", channel="dead-primary") == 3
-    assert value(samples, "switchgate_upstream_retries_total", reason="unreachable") == 3
-    assert value(samples, "switchgate_upstream_retries_total") == 3  # nothing after a 429
+    assert value(samples, "switchgate_failovers_total") == 3
+    retries = "switchgate_upstream_retries_total"
+    assert value(samples, retries, channel="dead-primary", reason="unreachable") == 3
+    assert value(samples, retries, channel="mock-openai", reason="rate_limited") == 2
+    assert value(samples, retries) == 5
     assert value(samples, "switchgate_rate_limit_rejections_total", limit="token_rpm") == 2
 
     assert value(samples, "switchgate_tokens_total", model="gpt-mock", kind="input") > 0

@@ -237,12 +237,21 @@ def test_translated_request_reaches_chat_upstream_in_chat_form(gateway: Gateway)
     assert body["response_format"] == {"type": "json_object"}
 
 
-def test_hosted_tools_need_a_native_channel(gateway: Gateway) -> None:
+def test_hosted_tools_are_dropped_and_named_on_chat_channels(gateway: Gateway) -> None:
+    """Codex sends `web_search` with every turn: an OpenAI Chat upstream has no search tool,
+    so it is left out (never refused) and named in x-switchgate-dropped-tools."""
     _, token = gateway.new_user()
     sdk = client(gateway, token)
-    with pytest.raises(openai.BadRequestError) as info:
-        sdk.responses.create(model="gpt-mock", input="x", tools=[{"type": "web_search"}])
-    assert "web_search" in str(info.value)
+    raw = sdk.responses.with_raw_response.create(
+        model="gpt-mock", input="x", tools=[{"type": "web_search"}]
+    )
+    assert raw.headers["x-switchgate-dropped-tools"] == "web_search"
+    assert raw.parse().output_text.startswith("Hello from mock!")
+    with sdk.responses.with_streaming_response.create(
+        model="gpt-mock", input="x", tools=[{"type": "web_search"}], stream=True
+    ) as streamed:
+        assert streamed.headers["x-switchgate-dropped-tools"] == "web_search"
+        assert any(event.type == "response.completed" for event in streamed.parse())
 
 
 def test_errors_use_the_openai_shape(gateway: Gateway) -> None:

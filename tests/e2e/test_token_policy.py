@@ -57,10 +57,14 @@ def test_model_allowlist(gateway: Gateway) -> None:
 
 
 def test_spending_limit(gateway: Gateway) -> None:
+    # A request is reserved against the limit as against the balance (issue 18, point 4):
+    # its worst case (~$0.0082: 4,096 output tokens held) fits a $0.01 limit once.
+    token = token_with(gateway, quota_limit=UNITS_PER_USD // 100)
+    ask(gateway, token)  # costs ~$0.000013
+    ask(gateway, token)  # ~$0.000013 spent + the hold still fit
     token = token_with(gateway, quota_limit=UNITS_PER_USD // 10**6)  # $0.000001
-    ask(gateway, token)  # allowed: nothing spent yet; costs more than the limit
     with pytest.raises(openai.APIStatusError) as info:
-        ask(gateway, token)
+        ask(gateway, token)  # nothing spent yet, but the worst case does not fit
     assert info.value.status_code == 402 and info.value.code == "token_quota_exceeded"
 
 

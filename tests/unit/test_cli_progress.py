@@ -51,9 +51,7 @@ async def test_upgrade_reports_each_migration_applied(tmp_path: Path) -> None:
 
 def test_catalogue_import_and_migration_show_a_bar_on_a_terminal(tmp_path: Path) -> None:
     config = tmp_path / "c.toml"
-    config.write_text(
-        "\n".join(f'[prices."m{i}"]\ninput = "1"\noutput = "2"' for i in range(5))
-    )
+    config.write_text("\n".join(f'[prices."m{i}"]\ninput = "1"\noutput = "2"' for i in range(5)))
     master, slave = pty.openpty()
     try:
         result = subprocess.run(

@@ -253,3 +253,19 @@ def test_gemini_calls_an_openai_channel_cannot_serve() -> None:
         )
     with pytest.raises(GatewayError):
         parse_gemini_embed({"requests": []}, "batchEmbedContents", "m")
+
+
+def test_wav_seconds_ignores_a_forged_byte_rate_and_data_size() -> None:
+    """Issue 20 #9: 120 s of 16 kHz mono 16-bit audio whose header claims a byte rate
+    100 times too high (and a tiny data size) is still 120 s."""
+    audio = bytes(16_000 * 2 * 120)
+    honest = wav_header(len(audio), 16_000) + audio
+    assert wav_seconds(honest) == Decimal(120)
+    forged = bytearray(honest)
+    struct.pack_into("<I", forged, 28, 16_000 * 2 * 100)  # byte rate
+    struct.pack_into("<I", forged, 40, 1000)  # data size
+    assert wav_seconds(bytes(forged)) == Decimal(120)
+    # A forged sample rate with an honest byte rate: the longer reading wins too.
+    forged = bytearray(honest)
+    struct.pack_into("<I", forged, 24, 16_000 * 100)
+    assert wav_seconds(bytes(forged)) == Decimal(120)

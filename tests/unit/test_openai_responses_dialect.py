@@ -208,4 +208,6 @@ def test_decode_marks_what_only_a_native_upstream_can_do() -> None:
         }
     )
     reasons = request.extras["responses"]["native_only"]
-    assert len(reasons) == 3 and "web_search" in reasons[1]
+    assert len(reasons) == 2 and "item_reference" in reasons[0] and "file_search" in reasons[1]
+    # Hosted tools are no longer refused: mapped or dropped per upstream (hosted_tools.py).
+    assert [t.kind for t in request.hosted_tools] == ["web_search"]

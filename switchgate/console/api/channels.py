@@ -14,6 +14,7 @@ from switchgate.routing.channels import (
     set_channel_status,
     upsert_channel,
 )
+from switchgate.routing.health import channel_health
 from switchgate.storage.tables import channels
 
 CHANNEL_FIELDS = {
@@ -39,7 +40,7 @@ async def list_channels(request: Request, actor: Actor) -> dict[str, Any]:
     state = gw(request)
     async with state.db.connect() as conn:
         loaded = await load_channels(conn, state.box)
-    cooling = state.health.snapshot()
+    breakers = state.health.snapshot()
     errors = state.channel_errors.snapshot()
     return {
         "kinds": list(KNOWN_KINDS),
@@ -57,8 +58,7 @@ async def list_channels(request: Request, actor: Actor) -> dict[str, Any]:
                 "status": c.status,
                 "headers": dict(c.extra.get("headers", {})),
                 "api_version": c.extra.get("api_version"),
-                "cooling_seconds": round(cooling.get(c.id, 0.0), 1),
-                "health": "cooling down" if c.id in cooling else "ok",
+                **channel_health(breakers, c.id),
                 "last_error": errors[c.id].message if c.id in errors else None,
                 "last_error_at": errors[c.id].at_ms if c.id in errors else None,
             }
@@ -179,7 +179,7 @@ async def test_channel(request: Request, actor: Actor) -> dict[str, Any]:
         model=str(model) if model else None,
     )
     if result.ok:
-        state.health.success(channel_id)
+        state.health.reset_channel(channel_id)
     elif result.outcome == "failed":
         state.channel_errors.record(channel_id, f"test: {result.diagnosis or result.message}")
     return result.as_dict()

@@ -10,6 +10,7 @@ from starlette.responses import StreamingResponse
 
 from switchgate.console import queries
 from switchgate.console.api.registry import ApiRoute
+from switchgate.console.csv_safe import safe_row
 from switchgate.console.deps import Actor, ApiError, gw, int_param
 
 QUERY = ("model", "token_id", "status", "since", "until", "cursor", "limit", "user_id")
@@ -75,7 +76,7 @@ async def export_csv(request: Request, actor: Actor) -> StreamingResponse:
         writer.writerow(CSV_COLUMNS)
         for n, row in enumerate(rows):
             item = queries.log_row(row)
-            writer.writerow([item.get(c) for c in CSV_COLUMNS])
+            writer.writerow(safe_row([item.get(c) for c in CSV_COLUMNS]))
             if n % 500 == 0:
                 yield buffer.getvalue()
                 buffer.seek(0)

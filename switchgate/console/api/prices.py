@@ -79,7 +79,7 @@ def _text(value: Any, name: str) -> str | None:
     if value is None or (isinstance(value, str) and not value.strip()):
         return None
     if isinstance(value, bool) or not isinstance(value, str | int | float):
-        raise ApiError(400, f"{name} must be a USD amount such as \"1.50\"", "invalid")
+        raise ApiError(400, f'{name} must be a USD amount such as "1.50"', "invalid")
     return str(value).strip()
 
 
@@ -220,7 +220,7 @@ ROUTES = [
         "PUT",
         "/api/prices/{model:path}",
         set_price,
-        "Set a model's prices; fields left out keep their value, null or \"\" clears one",
+        'Set a model\'s prices; fields left out keep their value, null or "" clears one',
         "models",
         admin=True,
         body=PRICE_BODY,

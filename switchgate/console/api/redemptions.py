@@ -9,6 +9,7 @@ from starlette.responses import Response
 
 from switchgate.billing import redemption
 from switchgate.console.api.registry import INT, STR, USD, ApiRoute, obj
+from switchgate.console.csv_safe import safe_row
 from switchgate.console.deps import Actor, ApiError, gw, json_body
 from switchgate.money import format_usd_exact, usd_to_units
 
@@ -57,14 +58,16 @@ async def export(request: Request, actor: Actor) -> Response:
     writer.writerow(["code", "amount_usd", "status", "used_by", "used_at", "created_at"])
     for r in rows:
         writer.writerow(
-            [
-                r["code"],
-                format_usd_exact(int(str(r["amount"]))),
-                r["status"],
-                r["used_by"] or "",
-                r["used_at"] or "",
-                r["created_at"],
-            ]
+            safe_row(
+                [
+                    r["code"],
+                    format_usd_exact(int(str(r["amount"]))),
+                    r["status"],
+                    r["used_by"] or "",
+                    r["used_at"] or "",
+                    r["created_at"],
+                ]
+            )
         )
     return Response(
         buffer.getvalue(),

@@ -25,6 +25,7 @@ from switchgate.core.content import (
 )
 from switchgate.core.request import (
     ChatRequest,
+    HostedTool,
     Message,
     Reasoning,
     ResponseFormat,
@@ -34,6 +35,7 @@ from switchgate.core.request import (
     ToolSpec,
 )
 from switchgate.errors import GatewayError, invalid
+from switchgate.providers.hosted_tools import anthropic_hosted
 
 DIALECT: Final = "anthropic"
 EXTRA_BETA: Final = "anthropic-beta"
@@ -93,8 +95,10 @@ def _decode(body: Any, headers: Mapping[str, str], *, require_max_tokens: bool) 
     if headers.get(EXTRA_BETA):
         extras[EXTRA_BETA] = headers[EXTRA_BETA]
     tools, server_tools = _tools(body.get("tools"))
+    hosted: tuple[HostedTool, ...] = ()
     if server_tools:
-        extras["tools"] = server_tools
+        extras["tools"] = server_tools  # raw, for Anthropic upstreams
+        hosted = tuple(anthropic_hosted(t) for t in server_tools)  # for the others
     tool_choice, parallel = _tool_choice(body.get("tool_choice"))
     reasoning = _reasoning(body.get("thinking"), body.get("output_config"), extras)
     stream = body.get("stream", False)
@@ -105,6 +109,7 @@ def _decode(body: Any, headers: Mapping[str, str], *, require_max_tokens: bool) 
         messages=_messages(body.get("messages")),
         system=_system(body.get("system")),
         tools=tools,
+        hosted_tools=hosted,
         tool_choice=tool_choice,
         parallel_tool_calls=parallel,
         sampling=_sampling(body, require_max_tokens),

@@ -41,6 +41,7 @@ from switchgate.dialects.gemini_generate.parts import (
     synth_call_id,
 )
 from switchgate.errors import invalid
+from switchgate.providers.hosted_tools import gemini_hosted
 
 _REQUEST_KEYS: Final = frozenset(
     {"contents", "systemInstruction", "tools", "toolConfig", "generationConfig", "model"}
@@ -340,6 +341,7 @@ def gemini_to_core_request(body: Any, model: str, *, stream: bool = False) -> Ch
         messages=_messages(body.get("contents")),
         system=_system(get_field(body, "systemInstruction")),
         tools=tuple(specs),
+        hosted_tools=tuple(h for tool in other_tools for h in gemini_hosted(tool)),
         tool_choice=tool_choice,
         sampling=sampling,
         response_format=response_format,

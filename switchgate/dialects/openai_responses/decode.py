@@ -10,23 +10,28 @@ the field). Mapping:
   `name` is recovered from the earlier call.
 - `reasoning` items -> ThinkingPart: the summary texts (joined by a blank line; else the raw
   `content` texts), `encrypted_content` as the signature. A bare reference is dropped.
-- Flat function tools -> ToolSpec; `tool_choice` none/auto/required, `{type: function,
-  name}`, `{type: allowed_tools, mode, tools}` (filters the tool list).
+- Function tools -> ToolSpec; a `namespace` tool's functions are flattened (own name when
+  unique, else `namespace__name`; `extras["responses"]["namespaces"]` maps them back, and
+  calls come back to the client with their `namespace`). Hosted tools (`web_search`, ...)
+  -> `hosted_tools` (providers/hosted_tools.py: mapped or dropped, never refused).
+  `tool_choice`: none/auto/required, `{type: function, name}`, `{type: allowed_tools,
+  mode, tools}` (filters the tool list).
 - `max_output_tokens` -> max_tokens; `text.format` -> ResponseFormat; `reasoning.effort`
   -> Reasoning (a requested `summary` asks for thoughts); `safety_identifier` / `user` -> user.
-- What the IR cannot carry but a native Responses upstream can (hosted tools, hosted
-  tool_choice, item references and other item types) is listed in
-  `extras["responses"]["native_only"]`; the relay refuses it (400) when no channel can
-  take the request natively.
+- What the IR cannot carry but a native Responses upstream can (hosted tool_choice, item
+  references and other item types) is listed in `extras["responses"]["native_only"]`;
+  the relay refuses it (400) when no channel can take the request natively.
 - `extras["responses"]["echo"]` keeps the request settings the Response object echoes.
 """
 
 import re
+from dataclasses import replace
 from typing import Any, Final
 
 from switchgate.core.content import TextPart
 from switchgate.core.request import (
     ChatRequest,
+    HostedTool,
     Reasoning,
     ResponseFormat,
     Sampling,
@@ -44,6 +49,7 @@ from switchgate.dialects.openai_chat.validate import (
 )
 from switchgate.dialects.openai_responses.decode_items import ItemDecoder, input_items
 from switchgate.errors import invalid
+from switchgate.providers.hosted_tools import responses_hosted
 
 EXTRAS_KEY: Final = "responses"
 _EFFORTS: Final = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
@@ -66,7 +72,10 @@ def responses_to_core_request(body: Any) -> ChatRequest:
         raise missing("model")
     if body.get("input") is None and body.get("previous_response_id") is None:
         raise missing("input")
-    decoder = ItemDecoder()
+    hosted: list[HostedTool] = []
+    namespaces: dict[str, list[str]] = {}
+    tools = _tools(body.get("tools"), hosted, namespaces)
+    decoder = ItemDecoder({(ns, name): flat for flat, (ns, name) in namespaces.items()})
     instructions = string_field(body, "instructions")
     if instructions:
         decoder.system.append(TextPart(instructions))
@@ -74,7 +83,6 @@ def responses_to_core_request(body: Any) -> ChatRequest:
         decoder.add(i, item)
     decoder.flush()
     native_only = list(decoder.native_only)
-    tools = _tools(body.get("tools"), native_only)
     tool_choice, allowed = _tool_choice(body.get("tool_choice"), native_only)
     if allowed is not None:
         tools = tuple(tool for tool in tools if tool.name in allowed)
@@ -90,6 +98,8 @@ def responses_to_core_request(body: Any) -> ChatRequest:
     extras: dict[str, Any] = {"echo": {k: body[k] for k in ECHOED if body.get(k) is not None}}
     if native_only:
         extras["native_only"] = native_only
+    if namespaces:
+        extras["namespaces"] = namespaces
     if store is False:
         extras["store"] = False
     return ChatRequest(
@@ -97,6 +107,7 @@ def responses_to_core_request(body: Any) -> ChatRequest:
         messages=tuple(decoder.messages),
         system=tuple(decoder.system),
         tools=tools,
+        hosted_tools=tuple(hosted),
         tool_choice=tool_choice,
         parallel_tool_calls=bool_field(body, "parallel_tool_calls"),
         sampling=Sampling(
@@ -112,12 +123,17 @@ def responses_to_core_request(body: Any) -> ChatRequest:
     )
 
 
-def _tools(raw: Any, native_only: list[str]) -> tuple[ToolSpec, ...]:
+def _tools(
+    raw: Any, hosted: list[HostedTool], namespaces: dict[str, list[str]]
+) -> tuple[ToolSpec, ...]:
+    """Function tools; a `namespace` tool's functions flattened (see `_flatten`); hosted
+    tools (web_search, ...) collected for providers/hosted_tools.py."""
     if raw is None:
         return ()
     if not isinstance(raw, list):
         raise type_error("tools", "an array", raw)
     specs: list[ToolSpec] = []
+    grouped: list[tuple[str, list[Any], str]] = []  # (namespace, its tools, where)
     for i, entry in enumerate(raw):
         p = f"tools[{i}]"
         if not isinstance(entry, dict):
@@ -125,29 +141,71 @@ def _tools(raw: Any, native_only: list[str]) -> tuple[ToolSpec, ...]:
         kind = entry.get("type")
         if kind is None:
             raise missing(f"{p}.type")
-        if kind != "function":
-            native_only.append(f"The hosted tool '{kind}' ({p})")
-            continue
-        name = string_field(entry, "name", required=True, prefix=p)
-        if not _TOOL_NAME.fullmatch(name):
-            raise invalid(
-                f"Invalid '{p}.name': string does not match pattern. Expected a string that "
-                "matches the pattern '^[a-zA-Z0-9_-]+$' with at most 64 characters.",
-                param=f"{p}.name",
-                code="invalid_value",
-            )
-        parameters = entry.get("parameters")
-        if parameters is not None and not isinstance(parameters, dict):
-            raise type_error(f"{p}.parameters", "an object", parameters)
-        specs.append(
-            ToolSpec(
-                name=name,
-                description=string_field(entry, "description", prefix=p),
-                parameters=parameters,
-                strict=bool_field(entry, "strict", prefix=p),
-            )
-        )
+        if kind == "namespace":
+            inner = entry.get("tools")
+            if not isinstance(inner, list):
+                raise type_error(f"{p}.tools", "an array", inner)
+            grouped.append((string_field(entry, "name", required=True, prefix=p), inner, p))
+        elif kind == "function":
+            specs.append(_function(entry, p))
+        else:
+            hosted.append(responses_hosted(entry))
+    if grouped:
+        specs += _flatten(grouped, {spec.name for spec in specs}, hosted, namespaces)
     return tuple(specs)
+
+
+def _flatten(
+    grouped: list[tuple[str, list[Any], str]],
+    taken: set[str],
+    hosted: list[HostedTool],
+    namespaces: dict[str, list[str]],
+) -> list[ToolSpec]:
+    """A namespace's functions as plain functions for upstreams that have no namespaces:
+    each keeps its own name when no other tool has it, else becomes `namespace__name`
+    (cut to 64 characters); `namespaces` maps the upstream name back."""
+    counts: dict[str, int] = {}
+    for _, inner, _ in grouped:
+        for entry in inner:
+            if isinstance(entry, dict) and isinstance(entry.get("name"), str):
+                counts[entry["name"]] = counts.get(entry["name"], 0) + 1
+    specs: list[ToolSpec] = []
+    for namespace, inner, p in grouped:
+        for j, entry in enumerate(inner):
+            pj = f"{p}.tools[{j}]"
+            if not isinstance(entry, dict):
+                raise type_error(pj, "an object", entry)
+            if entry.get("type") != "function":
+                hosted.append(responses_hosted(entry))
+                continue
+            spec = _function(entry, pj)
+            flat = spec.name
+            if flat in taken or counts.get(flat, 0) > 1:
+                flat = f"{namespace}__{spec.name}"[:64]
+            taken.add(flat)
+            namespaces[flat] = [namespace, spec.name]
+            specs.append(replace(spec, name=flat))
+    return specs
+
+
+def _function(entry: dict[str, Any], p: str) -> ToolSpec:
+    name = string_field(entry, "name", required=True, prefix=p)
+    if not _TOOL_NAME.fullmatch(name):
+        raise invalid(
+            f"Invalid '{p}.name': string does not match pattern. Expected a string that "
+            "matches the pattern '^[a-zA-Z0-9_-]+$' with at most 64 characters.",
+            param=f"{p}.name",
+            code="invalid_value",
+        )
+    parameters = entry.get("parameters")
+    if parameters is not None and not isinstance(parameters, dict):
+        raise type_error(f"{p}.parameters", "an object", parameters)
+    return ToolSpec(
+        name=name,
+        description=string_field(entry, "description", prefix=p),
+        parameters=parameters,
+        strict=bool_field(entry, "strict", prefix=p),
+    )
 
 
 def _tool_choice(

@@ -47,7 +47,8 @@ class ItemDecoder:
     function calls) form one assistant turn; consecutive function_call_outputs form one
     user turn; other user messages are turns of their own."""
 
-    def __init__(self) -> None:
+    def __init__(self, flat_names: dict[tuple[str, str], str] | None = None) -> None:
+        self._flat = flat_names or {}  # (namespace, name) -> the flattened tool name
         self.system: list[TextPart] = []
         self.messages: list[Message] = []
         self.names: dict[str, str] = {}  # call_id -> function name
@@ -77,6 +78,9 @@ class ItemDecoder:
         elif kind == "function_call":
             call_id = string_field(item, "call_id", True, p)
             name = string_field(item, "name", True, p)
+            namespace = item.get("namespace")
+            if isinstance(namespace, str) and namespace:
+                name = self._flat.get((namespace, name), f"{namespace}__{name}"[:64])
             self.names[call_id] = name
             self._push("assistant", "assistant", [ToolCallPart(call_id, name, _arguments(item, p))])
         elif kind == "function_call_output":

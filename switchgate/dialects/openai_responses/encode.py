@@ -83,9 +83,16 @@ def message_item(iid: str, text: str, status: str = "completed") -> dict[str, An
 
 
 def function_call_item(
-    iid: str, call_id: str, name: str, arguments: str, status: str = "completed"
+    iid: str,
+    call_id: str,
+    name: str,
+    arguments: str,
+    status: str = "completed",
+    namespaces: dict[str, list[str]] | None = None,
 ) -> dict[str, Any]:
-    return {
+    """A function_call item; a call to a function of a `namespace` tool (flattened for
+    the upstream, see decode.py) gets the client's own name and its `namespace` back."""
+    item = {
         "id": iid,
         "type": "function_call",
         "status": status,
@@ -93,6 +100,15 @@ def function_call_item(
         "call_id": call_id,
         "name": name,
     }
+    if namespaces and name in namespaces:
+        item["namespace"], item["name"] = namespaces[name]
+    return item
+
+
+def namespaces_of(request: ChatRequest) -> dict[str, list[str]] | None:
+    """{flat upstream name: [namespace, name]} for the request's namespace tools."""
+    found: dict[str, list[str]] | None = request.extras.get("responses", {}).get("namespaces")
+    return found
 
 
 def reasoning_item(iid: str, text: str, signature: str | None) -> dict[str, Any]:
@@ -106,7 +122,9 @@ def reasoning_item(iid: str, text: str, signature: str | None) -> dict[str, Any]
     return item
 
 
-def output_items(response: ChatResponse, response_id: str) -> list[dict[str, Any]]:
+def output_items(
+    response: ChatResponse, response_id: str, namespaces: dict[str, list[str]] | None = None
+) -> list[dict[str, Any]]:
     items: list[dict[str, Any]] = []
     texts: list[str] = []
 
@@ -123,7 +141,8 @@ def output_items(response: ChatResponse, response_id: str) -> list[dict[str, Any
         index = len(items)
         if isinstance(part, ToolCallPart):
             iid = item_id(response_id, "fc", index)
-            items.append(function_call_item(iid, part.id, part.name, part.arguments))
+            args = part.arguments
+            items.append(function_call_item(iid, part.id, part.name, args, namespaces=namespaces))
         elif isinstance(part, ThinkingPart) and (part.text or part.signature):
             iid = item_id(response_id, "rs", index)
             items.append(reasoning_item(iid, part.text, part.signature))
@@ -178,7 +197,7 @@ def core_to_responses_response(
         response_id=rid,
         created_at=created_at if created_at is not None else response.created or int(time.time()),
         status=status,
-        output=output_items(response, rid),
+        output=output_items(response, rid, namespaces_of(request)),
         usage=response.usage,
         incomplete_details=details,
     )

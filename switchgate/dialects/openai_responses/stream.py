@@ -41,6 +41,7 @@ from switchgate.dialects.openai_responses.encode import (
     function_call_item,
     item_id,
     message_item,
+    namespaces_of,
     new_response_id,
     reasoning_item,
     response_object,
@@ -77,6 +78,7 @@ class ResponsesStreamEncoder:
         on_final: Callable[[dict[str, Any]], None] | None = None,
     ) -> None:
         self._request = request
+        self._namespaces = namespaces_of(request)
         self._id = response_id or new_response_id()
         self._created = created_at if created_at is not None else int(time.time())
         self._on_final = on_final
@@ -202,7 +204,9 @@ class ResponsesStreamEncoder:
         elif item.kind == "reasoning":
             added = {"id": item.id, "type": "reasoning", "summary": []}
         else:
-            added = function_call_item(item.id, item.call_id, item.name, "", "in_progress")
+            added = function_call_item(
+                item.id, item.call_id, item.name, "", "in_progress", self._namespaces
+            )
         out.append(self._event("response.output_item.added", output_index=item.index, item=added))
         if item.kind == "message":
             part = {"type": "output_text", "annotations": [], "logprobs": [], "text": ""}
@@ -263,10 +267,12 @@ class ResponsesStreamEncoder:
                 out.append(self._event("response.reasoning_summary_text.done", **at, text=text))
                 out.append(self._event("response.reasoning_summary_part.done", **at, part=part))
         else:
-            done = function_call_item(item.id, item.call_id, item.name, text)
+            done = function_call_item(
+                item.id, item.call_id, item.name, text, "completed", self._namespaces
+            )
             out.append(
                 self._event(
-                    "response.function_call_arguments.done", **at, name=item.name, arguments=text
+                    "response.function_call_arguments.done", **at, name=done["name"], arguments=text
                 )
             )
         self._output[item.index] = done

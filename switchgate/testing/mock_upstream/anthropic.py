@@ -12,6 +12,7 @@ from .errors import anthropic_error, anthropic_error_body
 from .httpkit import json_response, pause, send_stream, sse
 from .reply import Ask, Plan, content_text, count_words, plan_reply, split_text
 from .state import MockState
+from .strict import anthropic_violation
 
 _PING: Final = sse(b'{"type":"ping"}', "ping")
 _STOP: Final = sse(b'{"type":"message_stop"}', "message_stop")
@@ -231,6 +232,8 @@ class AnthropicMessages:
         if refused is not None:
             return refused
         problem = _validate(body)
+        if problem is None and self.state.config.strict:
+            problem = anthropic_violation(body)
         if problem is not None:
             return anthropic_error(400, problem)
         ask = messages_ask(body, body["messages"])

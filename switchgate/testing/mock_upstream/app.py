@@ -11,6 +11,7 @@ from .anthropic import AnthropicMessages
 from .catalog import Catalog
 from .config import MockConfig
 from .control import Control
+from .faults import fault_middleware
 from .gemini import Gemini
 from .openai_chat import OpenAIChat
 from .openai_embed import OpenAIEmbeddings
@@ -66,7 +67,7 @@ async def _close_websockets(app: web.Application) -> None:
 def create_app(config: MockConfig | None = None) -> web.Application:
     """The fake upstream as an aiohttp application (see the package docstring)."""
     state = MockState(config if config is not None else MockConfig())
-    app = web.Application(client_max_size=MAX_BODY)
+    app = web.Application(client_max_size=MAX_BODY, middlewares=[fault_middleware(state)])
     app[STATE] = state
     _add_routes(app, state)
     app.on_shutdown.append(_close_websockets)

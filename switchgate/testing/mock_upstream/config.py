@@ -1,7 +1,7 @@
 """Settings of the fake upstream, and their validated partial update (POST /_mock/config)."""
 
 from collections.abc import Mapping
-from dataclasses import asdict, dataclass, fields
+from dataclasses import asdict, dataclass, field, fields
 from typing import Any
 
 
@@ -15,13 +15,54 @@ class MockConfig:
     chunk_interval_ms: float = 0
     reply_text: str | None = None
     record: int = 50
+    strict: bool = False  # refuse what the real providers refuse (strict.py)
+    # Server-wide faults (faults.py).
+    fault_status: int = 0
+    fault_count: int = -1
+    fault_models: list[str] = field(default_factory=list)
+    fault_retry_after: str | None = None
+    fault_message: str | None = None
+    hang: bool = False
+    stall_after: int | None = None
+    cut_after: int | None = None
+    invalid_after: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
 
 
+_FAULT_FIELDS = frozenset(
+    f.name
+    for f in fields(MockConfig)
+    if f.name.startswith(("fault_", "stall_", "cut_", "invalid_")) or f.name == "hang"
+)
+
+
+def _check_fault(name: str, value: Any) -> Any:
+    """The fault fields (faults.py)."""
+    if name in ("fault_retry_after", "fault_message"):
+        if value is None or isinstance(value, str):
+            return value
+        raise ValueError(f"{name} must be a string or null")
+    if name == "hang":
+        if isinstance(value, bool):
+            return value
+        raise ValueError("hang must be true or false")
+    if name == "fault_models":
+        if isinstance(value, list) and all(isinstance(m, str) for m in value):
+            return list(value)
+        raise ValueError("fault_models must be a list of model names")
+    if value is None and name not in ("fault_status", "fault_count"):
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < -1:
+        raise ValueError(f"{name} must be an integer")
+    return value
+
+
 def _check(name: str, value: Any) -> Any:
     """Return the value coerced to the field's type, or raise ValueError."""
+    if name in _FAULT_FIELDS:
+        return _check_fault(name, value)
     if name == "api_key":
         if isinstance(value, str) and value:
             return value
@@ -30,6 +71,10 @@ def _check(name: str, value: Any) -> Any:
         if value is None or isinstance(value, str):
             return value
         raise ValueError("reply_text must be a string or null")
+    if name == "strict":
+        if isinstance(value, bool):
+            return value
+        raise ValueError("strict must be a boolean")
     if isinstance(value, bool) or not isinstance(value, int | float):
         raise ValueError(f"{name} must be a number")
     if name in ("chunk_count", "record"):

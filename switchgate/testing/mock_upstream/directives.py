@@ -25,6 +25,10 @@ class Directives:
     cached: bool = False
     cache_write: bool = False
     text: str | None = None
+    words: int | None = None  # the reply is this many words ("w1 w2 ..."): a long answer
+    ignore_max_tokens: bool = False  # a reasoning model's habit: answer past the limit
+    call: str | None = None  # scripted: call this tool (scripted.py)
+    args: str | None = None  # scripted: with these JSON arguments
 
 
 NO_DIRECTIVES: Final = Directives()
@@ -75,6 +79,10 @@ _PARSERS: Final[dict[str, tuple[str, Callable[[str | None], object]]]] = {
     "cached": ("cached", _flag),
     "cache_write": ("cache_write", _flag),
     "text": ("text", _text),
+    "words": ("words", lambda raw: _int(raw, 1, 1_000_000)),
+    "ignore_max_tokens": ("ignore_max_tokens", _flag),
+    "call": ("call", lambda raw: raw.strip() if raw and raw.strip() else None),
+    "args": ("args", _text),
 }
 
 

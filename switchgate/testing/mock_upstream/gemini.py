@@ -17,6 +17,7 @@ from .errors import gemini_error, gemini_error_body
 from .httpkit import JSON_TYPE, json_response, pause, send_stream, sse
 from .reply import Ask, Plan, count_words, plan_reply, split_text
 from .state import MockState
+from .strict import gemini_violation
 
 THOUGHT_SIGNATURE: Final = "bW9jay10aG91Z2h0LXNpZ25hdHVyZQ=="  # base64("mock-thought-signature")
 _ARRAY_SEP: Final = b",\r\n"
@@ -215,6 +216,9 @@ class Gemini:
             return gemini_error(
                 400, "* GenerateContentRequest.contents: contents is not specified", as_array=array
             )
+        problem = gemini_violation(body) if self.state.config.strict else None
+        if problem is not None:
+            return gemini_error(400, problem, as_array=array)
         ask = gemini_ask(body, contents)
         d = parse_directives(ask.last_user_text)
         config = self.state.config

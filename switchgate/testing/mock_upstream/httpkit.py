@@ -30,6 +30,22 @@ def parse_json(body: bytes) -> Any:
         return NOT_JSON
 
 
+STREAM_FAULTS: Final = "switchgate_mock_stream_faults"  # set by faults.py
+
+
+async def _stall(
+    request: web.Request, events: list[bytes], content_type: str, headers: dict[str, str] | None
+) -> web.StreamResponse:
+    """Send `events`, then keep the connection open and silent (a stalled upstream)."""
+    resp = web.StreamResponse(headers=headers)
+    resp.content_type = content_type
+    await resp.prepare(request)
+    for event in events:
+        await resp.write(event)
+    await asyncio.sleep(3600)
+    return resp
+
+
 def sse(payload: bytes, event: str | None = None) -> bytes:
     """One SSE event (`data: ` with exactly one space, blank line after)."""
     if event is None:
@@ -66,6 +82,13 @@ async def send_stream(
     """Send pre-encoded events. Without pauses or a cut the whole stream goes out in one write
     (cheapest); with `interval_ms` every event is written (flushed) separately; with a cut the
     TCP connection is closed after the last event, without any terminator."""
+    stall_after, cut_after, invalid_after = request.get(STREAM_FAULTS) or (None, None, None)
+    if cut_after is not None:
+        drop_after = cut_after if drop_after is None else min(drop_after, cut_after)
+    if invalid_after is not None:
+        events = [*events[:invalid_after], b"data: {not json\n\n"]
+    if stall_after is not None:
+        return await _stall(request, events[:stall_after], content_type, headers)
     events, cut = arrange(events, error_event, drop_after)
     if not cut and interval_ms <= 0:
         return web.Response(body=b"".join(events), headers=headers, content_type=content_type)

@@ -14,6 +14,7 @@ from .errors import openai_error, openai_error_body
 from .httpkit import json_response, pause, send_stream, sse
 from .reply import Ask, Plan, content_text, count_words, plan_reply, split_text
 from .state import MockState
+from .strict import openai_chat_violation
 
 DONE: Final = b"data: [DONE]\n\n"
 _CHUNK_TAIL: Final = b',"logprobs":null}]}\n\n'
@@ -21,17 +22,18 @@ _CHUNK_TAIL_USAGE: Final = b',"logprobs":null}],"usage":null}\n\n'
 _FIRST_DELTA: Final = b'{"role":"assistant","content":""}'
 
 
-def openai_usage(plan: Plan) -> dict[str, Any]:
+def openai_usage(plan: Plan, n: int = 1) -> dict[str, Any]:
+    """Usage of `n` choices of `plan` (each choice is output; the prompt counts once)."""
     prompt_details: dict[str, int] = {"cached_tokens": plan.cached_tokens, "audio_tokens": 0}
     if plan.cache_write_tokens:
         prompt_details["cache_write_tokens"] = plan.cache_write_tokens
     return {
         "prompt_tokens": plan.prompt_tokens,
-        "completion_tokens": plan.completion_tokens,
-        "total_tokens": plan.prompt_tokens + plan.completion_tokens,
+        "completion_tokens": plan.completion_tokens * n,
+        "total_tokens": plan.prompt_tokens + plan.completion_tokens * n,
         "prompt_tokens_details": prompt_details,
         "completion_tokens_details": {
-            "reasoning_tokens": plan.reasoning_tokens,
+            "reasoning_tokens": plan.reasoning_tokens * n,
             "audio_tokens": 0,
             "accepted_prediction_tokens": 0,
             "rejected_prediction_tokens": 0,
@@ -125,7 +127,7 @@ def chat_completion(rid: str, created: int, model: str, plan: Plan, n: int) -> d
         ],
     }
     if not plan.directives.no_usage:
-        result["usage"] = openai_usage(plan)
+        result["usage"] = openai_usage(plan, n)
     return result
 
 
@@ -178,7 +180,7 @@ def chat_stream(
             "model": model,
             "system_fingerprint": None,
             "choices": [],
-            "usage": openai_usage(plan),
+            "usage": openai_usage(plan, n),
         }
         events.append(sse(jsonutil.dumps(usage)))
     events.append(DONE)
@@ -225,6 +227,9 @@ class OpenAIChat:
             return openai_error(400, "'messages' must be a non-empty array.", param="messages")
         if not isinstance(model, str) or not model:
             return openai_error(400, "you must provide a model parameter", param="model")
+        problem = openai_chat_violation(body) if state.config.strict else None
+        if problem is not None:
+            return openai_error(400, problem)
         ask = chat_ask(body, messages)
         d = parse_directives(ask.last_user_text)
         early = await self._prelude(d)

@@ -3,11 +3,13 @@
 Each dialect module boils its request down to an `Ask`; `plan_reply` turns that into a `Plan`,
 which the dialect module renders in its own wire format. Everything here is deterministic:
 
-- reply text: `[[mock:text=...]]`, else "Tool result received: ..." after tool results, else
-  `MockConfig.reply_text`, else "Hello from mock! You said: " + the last user text (200 chars);
+- reply text: `[[mock:words=N]]` (N words), else `[[mock:text=...]]`, else
+  "Tool result received: ..." after tool results, else `MockConfig.reply_text`, else
+  "Hello from mock! You said: " + the last user text (200 chars);
 - a token is a whitespace-separated word; prompt tokens = words of all message/system texts
   (at least 1); completion tokens = words of the reply (tool calls: words of the JSON arguments,
-  at least 1) plus the reasoning words.
+  at least 1) plus the reasoning words; the reply is cut at the request's output limit
+  unless `[[mock:ignore_max_tokens]]`.
 """
 
 import base64
@@ -160,7 +162,12 @@ def _wants_tool(ask: Ask, d: Directives) -> bool:
 
 def plan_reply(ask: Ask, d: Directives, config: MockConfig) -> Plan:
     last = ask.last_user_text
-    calls = _tool_calls(ask, d) if _wants_tool(ask, d) else []
+    if d.call is not None:
+        from .scripted import scripted_calls  # a scripted tool round-trip
+
+        calls = scripted_calls(ask, d)
+    else:
+        calls = _tool_calls(ask, d) if _wants_tool(ask, d) else []
     text = ""
     if d.text is not None and not calls:
         text = d.text
@@ -168,8 +175,12 @@ def plan_reply(ask: Ask, d: Directives, config: MockConfig) -> Plan:
         text = TOOL_ACK + "\n".join(ask.tool_results)
     elif not calls:
         text = config.reply_text if config.reply_text is not None else GREETING + last[:ECHO_LIMIT]
+    if d.words is not None and not calls:
+        text = " ".join(f"w{i}" for i in range(1, d.words + 1))
     truncated = False
-    if ask.max_tokens is not None and text and count_words(text) > ask.max_tokens:
+    if d.ignore_max_tokens:
+        pass
+    elif ask.max_tokens is not None and text and count_words(text) > ask.max_tokens:
         text, truncated = first_words(text, max(1, ask.max_tokens)), True
     reasoning = REASONING_PREFIX + last[:80] if ask.reasoning else ""
     reasoning_tokens = count_words(reasoning)

@@ -87,8 +87,13 @@ class Lifecycle:
                 await task
         if self._metrics_server is not None:
             self._metrics_server.close()
-        await state.recorder.close()  # every charge and log row written
-        await state.book.close()  # then leases given back
+        try:
+            await state.recorder.close()  # every charge and log row written (or logged)
+        finally:
+            try:
+                await state.book.close()  # then leases given back, whatever happened
+            except Exception:
+                log.exception("giving the balance leases back failed (they expire)")
         await state.upstream.close()
         if state.redis is not None:
             await state.redis.aclose()

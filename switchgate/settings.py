@@ -85,7 +85,10 @@ class Settings:
     timeouts: Timeouts = field(default_factory=Timeouts)
     routing: RoutingSettings = field(default_factory=RoutingSettings)
     secret_key: str | None = None  # encrypts channel keys; generated under data_dir if unset
+    secret_key_previous: tuple[str, ...] = ()  # old keys, still accepted while rotating
     log_level: str = "info"
+    log_format: str = "auto"  # json | text | auto (JSON lines unless stderr is a terminal)
+    access_log: bool = True  # one line per relayed request (switchgate.access, INFO)
     # GET /metrics: with a token set, scrapers must send it as a Bearer token;
     # without one, only loopback clients may read it.
     metrics_token: str | None = None
@@ -151,7 +154,14 @@ class Settings:
                 breaker_max_seconds=_float(env, "SWITCHGATE_BREAKER_MAX_SECONDS", 300.0),
             ),
             secret_key=env.get("SWITCHGATE_SECRET_KEY") or None,
+            secret_key_previous=tuple(
+                k.strip()
+                for k in env.get("SWITCHGATE_SECRET_KEY_PREVIOUS", "").split(",")
+                if k.strip()
+            ),
             log_level=env.get("SWITCHGATE_LOG_LEVEL", "info"),
+            log_format=env.get("SWITCHGATE_LOG_FORMAT", "auto").strip().lower() or "auto",
+            access_log=_bool(env.get("SWITCHGATE_ACCESS_LOG")) is not False,
             metrics_token=env.get("SWITCHGATE_METRICS_TOKEN") or None,
             metrics_address=env.get("SWITCHGATE_METRICS_ADDRESS") or None,
             public_url=env.get("SWITCHGATE_PUBLIC_URL", "").rstrip("/"),

@@ -9,6 +9,7 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from switchgate.console.api import (
+    audit,
     billing,
     catalogue,
     channels,
@@ -39,6 +40,7 @@ API_ROUTES: Final[list[ApiRoute]] = [
     *users.ROUTES,
     *redemptions.ROUTES,
     *settings.ROUTES,
+    *audit.ROUTES,
 ]
 
 
@@ -55,9 +57,20 @@ async def _api_not_found(request: Request) -> Response:
     return error_response(404, f"no API endpoint {request.method} {request.url.path}", "not_found")
 
 
+def _audit_action(route: ApiRoute) -> str | None:
+    """Every admin write is audited, under its route ("POST /api/users/{id:int}/balance")."""
+    if route.admin and route.method not in ("GET", "HEAD"):
+        return f"{route.method} {route.path}"
+    return None
+
+
 def console_routes() -> list[BaseRoute]:
     api: list[BaseRoute] = [
-        Route(r.path, api_endpoint(r.handler, admin=r.admin), methods=[r.method])
+        Route(
+            r.path,
+            api_endpoint(r.handler, admin=r.admin, audit=_audit_action(r)),
+            methods=[r.method],
+        )
         for r in API_ROUTES
     ]
     return [

@@ -31,7 +31,7 @@ from prometheus_client.registry import Collector
 from switchgate.billing.recorder import Record
 from switchgate.catalog import Catalog
 from switchgate.errors import ErrorKind, GatewayError
-from switchgate.money import UNITS_PER_USD
+from switchgate.money import format_usd_exact
 from switchgate.observability.process import process_samples
 
 MULTIPROC_ENV: Final = "PROMETHEUS_MULTIPROC_DIR"
@@ -43,7 +43,8 @@ CHANNEL_STATES: Final = ("closed", "half_open", "open")
 NO_CHANNEL: Final = "none"
 OTHER_MODEL: Final = "other"  # a name no channel serves (bounds the label's values)
 MAX_SERIES: Final = 4096
-_UNITS: Final = float(UNITS_PER_USD)
+SPEND: Final = "switchgate_cost_units"
+ALERT_KINDS: Final = ("charge_failed", "charge_capped", "records_lost")
 
 
 def multiprocess_dir() -> str | None:
@@ -112,8 +113,20 @@ class Metrics:
             registry=reg,
         )
         self.spend = Counter(
-            "switchgate_spend_usd", "Amount charged, in USD.", ["model", "channel"], registry=reg
+            SPEND,
+            "Amount charged, in units (1 USD = 10^12); shown exact, with its USD twin.",
+            ["model", "channel"],
+            registry=reg,
         )
+        self.billing_alerts = Counter(
+            "switchgate_billing_alerts",
+            "Charges that failed to be written (charge_failed), were capped (charge_capped)"
+            " or were lost at shutdown (records_lost). Any increase needs an operator.",
+            ["kind"],
+            registry=reg,
+        )
+        for kind in ALERT_KINDS:
+            self.billing_alerts.labels(kind)
         self.attempts = Counter(
             "switchgate_upstream_attempts",
             "Calls sent to upstreams, by channel and result.",
@@ -227,7 +240,7 @@ class Metrics:
         if record.reasoning_tokens:
             series.tokens[4].inc(record.reasoning_tokens)
         if record.cost:
-            series.spend.inc(record.cost / _UNITS)
+            series.spend.inc(record.cost)
 
     def attempt_ok(self, channel_id: int) -> None:
         counter = self._attempt_ok.get(channel_id)
@@ -238,6 +251,10 @@ class Metrics:
         counter.inc()
 
     # -- failure paths and background work ------------------------------------------
+
+    def alert(self, kind: str) -> None:
+        """A billing alert from the recorder (a charge failed, was capped, was lost)."""
+        self.billing_alerts.labels(kind).inc()
 
     def attempt_failed(self, channel_id: int, error: GatewayError) -> str:
         result = attempt_result(error)
@@ -316,15 +333,57 @@ class Metrics:
 
     def render(self) -> bytes:
         """The exposition: every process's series (multi-process mode) or this one's,
-        then this process's own gauges."""
+        then this process's own gauges. Spend is written exact: integer units and the
+        exact decimal USD (prometheus-client would print floats such as 1.3e-05)."""
         path = multiprocess_dir()
-        if path is None:
-            return generate_latest(self.registry) + generate_latest(self.live)
-        from prometheus_client import multiprocess
+        source = self.registry
+        if path is not None:
+            from prometheus_client import multiprocess
 
-        merged = CollectorRegistry(auto_describe=False)
-        multiprocess.MultiProcessCollector(merged, path=path)  # type: ignore[no-untyped-call]
-        return generate_latest(merged) + generate_latest(self.live)
+            source = CollectorRegistry(auto_describe=False)
+            multiprocess.MultiProcessCollector(source, path=path)  # type: ignore[no-untyped-call]
+        families = list(source.collect())
+        spend = [f for f in families if f.name == SPEND]
+        rest = CollectorRegistry(auto_describe=False)
+        rest.register(_Families([f for f in families if f.name != SPEND]))
+        return generate_latest(rest) + _exact_spend(spend) + generate_latest(self.live)
+
+
+class _Families(Collector):
+    def __init__(self, families: list[Metric]) -> None:
+        self._families = families
+
+    def collect(self) -> Iterator[Metric]:
+        return iter(self._families)
+
+
+def _label_text(labels: dict[str, str]) -> str:
+    def esc(v: str) -> str:
+        return v.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
+
+    return ",".join(f'{k}="{esc(v)}"' for k, v in sorted(labels.items()))
+
+
+def _exact_spend(families: list[Metric]) -> bytes:
+    """Units are integers held in float64: exact up to 2^53 units ($9,007) per series."""
+    totals: dict[str, int] = {}
+    for family in families:
+        for sample in family.samples:
+            if sample.name.endswith("_total"):
+                key = _label_text(sample.labels)
+                totals[key] = totals.get(key, 0) + int(sample.value)
+    lines = [
+        f"# HELP {SPEND}_total Amount charged, in units (1 USD = 10^12).",
+        f"# TYPE {SPEND}_total counter",
+        *(f"{SPEND}_total{{{k}}} {v}" for k, v in sorted(totals.items())),
+        "# HELP switchgate_cost_usd_total Amount charged, in USD (exact decimal).",
+        "# TYPE switchgate_cost_usd_total counter",
+        *(
+            f"switchgate_cost_usd_total{{{k}}} {format_usd_exact(v)}"
+            for k, v in sorted(totals.items())
+        ),
+    ]
+    return ("\n".join(lines) + "\n").encode()
 
 
 class _ProcessCollector(Collector):

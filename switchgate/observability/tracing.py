@@ -34,7 +34,8 @@ def configured(env: Mapping[str, str]) -> bool:
         return False
     if env.get("OTEL_TRACES_EXPORTER", "otlp").strip().lower() in ("none", ""):
         return False
-    return bool(env.get("OTEL_EXPORTER_OTLP_ENDPOINT") or env.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"))
+    endpoint = env.get("OTEL_EXPORTER_OTLP_ENDPOINT")
+    return bool(endpoint or env.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"))
 
 
 def parse_traceparent(value: str | None) -> tuple[int, int, int] | None:

@@ -140,7 +140,7 @@ def test_a_scrape_matches_a_mixed_load_exactly(own_gateway: Gateway) -> None:
     assert value(samples, "switchgate_tokens_total", model="gpt-mock", kind="input") > 0
     assert value(samples, "switchgate_tokens_total", model="claude-mock", kind="output") > 0
     spent = 10 * UNITS_PER_USD - own_gateway.balance(load["email"])
-    metered = value(samples, "switchgate_spend_usd_total") * UNITS_PER_USD
+    metered = value(samples, "switchgate_cost_units_total")
     limited_user_cost = metered - spent  # the rpm user's one call, same price as the others
     assert spent > 0 and 0 < limited_user_cost < spent / 5
 

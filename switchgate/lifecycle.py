@@ -30,6 +30,7 @@ async def refresh_catalog(state: AppState) -> None:
         prices = await load_prices(conn)
     state.catalog = Catalog.build(channels, prices, now_ms())
     state.tokens.clear()
+    state.rate_meter.clear()
     state.config_version = version
 
 

@@ -42,10 +42,15 @@ class Ops:
             return await ledger.balance_and_ledger_sum(conn, user.id)
 
     async def create_token(self, email: str, name: str, **limits: Any) -> accounts.NewToken:
-        """`limits`: expires_at, quota_limit, allowed_models, allowed_ips, rpm_limit."""
+        """`limits`: expires_at, quota_limit, allowed_models, allowed_ips, rpm_limit, tpm_limit."""
         async with self.db.begin() as conn:
             user = await accounts.get_user(conn, email)
             return await accounts.create_token(conn, user.id, name, **limits)
+
+    async def set_user_rates(self, email: str, rpm: int | None, tpm: int | None) -> None:
+        async with self.db.begin() as conn:
+            user = await accounts.get_user(conn, email)
+            await accounts.set_user_rates(conn, user.id, rpm, tpm)
 
     async def list_tokens(self, email: str) -> list[dict[str, object]]:
         async with self.db.connect() as conn:

@@ -135,17 +135,29 @@ class _ChatRoute:
 
 
 def _complete_usage(
-    state: AppState, request: ChatRequest, usage: Usage | None, output_text: Callable[[], str]
+    state: AppState,
+    request: ChatRequest,
+    usage: Usage | None,
+    output_text: Callable[[], str],
+    final: bool = True,
 ) -> Usage:
-    """Usage as reported, with whatever the upstream left out counted by the tokenizer."""
-    if usage is not None and usage.input_tokens and usage.output_tokens:
+    """Usage as reported, with whatever the upstream left out counted by the tokenizer.
+
+    `final=False`: the stream ended before the upstream's final count (an Anthropic
+    stream cut before `message_delta` has only `message_start`'s `output_tokens: 1`), so
+    the output is the larger of the reported count and the tokenizer's count of the text
+    delivered, and the usage is marked estimated."""
+    if final and usage is not None and usage.input_tokens and usage.output_tokens:
         return usage
-    text = output_text()
     base = usage or Usage()
+    if final and base.output_tokens:
+        output = base.output_tokens
+    else:
+        output = max(base.output_tokens, state.tokenizer.count(output_text()))
     return replace(
         base,
         input_tokens=base.input_tokens or state.tokenizer.count_request(request),
-        output_tokens=base.output_tokens or state.tokenizer.count(text),
+        output_tokens=output,
         estimated=True,
     )
 
@@ -243,7 +255,9 @@ async def _pass_stream(
             event = pass_filter.feed(event) + pass_filter.close()
         await _end_with_error(call, responder, event)
     finally:
-        outcome.usage = _complete_usage(state, call.request, meter.usage(), meter.output_text)
+        outcome.usage = _complete_usage(
+            state, call.request, meter.usage(), meter.output_text, meter.usage_final()
+        )
 
 
 async def _translate_stream(
@@ -292,7 +306,10 @@ async def _translate_stream(
         reported = (
             accumulator.usage if accumulator.usage and accumulator.usage.total_tokens else None
         )
-        outcome.usage = _complete_usage(state, call.request, reported, accumulator.text)
+        # The upstream's count is final once the answer finished (Anthropic: message_delta
+        # carries both; OpenAI and Gemini report usage with or after the finish).
+        final = accumulator.finish is not None
+        outcome.usage = _complete_usage(state, call.request, reported, accumulator.text, final)
 
 
 class _KeepAlive:

@@ -33,6 +33,9 @@ users = Table(
     # Bumped to serialise lease grants (a portable row lock).
     Column("lease_seq", BigInteger, nullable=False, default=0),
     Column("created_at", BigInteger, nullable=False),
+    # Requests / tokens per minute over all the user's tokens (NULL: no limit).
+    Column("rpm_limit", Integer, nullable=True),
+    Column("tpm_limit", Integer, nullable=True),
 )
 
 ledger = Table(
@@ -75,6 +78,7 @@ tokens = Table(
     Column("allowed_models", Text, nullable=True),  # JSON list
     Column("allowed_ips", Text, nullable=True),  # JSON list of IPs / CIDRs
     Column("rpm_limit", Integer, nullable=True),
+    Column("tpm_limit", Integer, nullable=True),  # input + output tokens per minute
     Column("created_at", BigInteger, nullable=False),
     Column("last_used_at", BigInteger, nullable=True),
     Index("ix_tokens_user", "user_id"),

@@ -209,6 +209,7 @@ class _Run:
         self.last_error: GatewayError | None = None
         self.key_refused = False
         self.overflow: GatewayError | None = None  # a context-length 400 (try larger)
+        self.last_failed: tuple[int, str] | None = None  # (channel id, reason), for metrics
 
     async def send(
         self, candidate: Candidate, request: UpstreamRequest, trials: list[str]
@@ -219,14 +220,20 @@ class _Run:
         channel, model = candidate.channel, self.model
         limits = channel_limits(channel, state.settings.timeouts, self.stream)
         retried = self.key_refused = False
+        metrics = state.metrics
         while True:
             self.tries += 1
+            if self.last_failed is not None:  # this send retries an attempt that failed
+                metrics.retried(self.last_failed[0], self.last_failed[1], channel.id)
             error, wait, response = await _send(
                 state, self.route, candidate, request, limits, self.stream
             )
             if response is not None:
+                metrics.attempt_ok(channel.id)
+                self.last_failed = None
                 return response
             assert error is not None
+            self.last_failed = (channel.id, metrics.attempt_failed(channel.id, error))
             self.last_error = error
             if not fails_over(error):
                 health.success(*trials)  # it answered: the client's error, not its own

@@ -1,7 +1,7 @@
 """channel keys
 
 Revision ID: 0005
-Revises: 0009
+Revises: 0008
 Owner while being written: routing (issue 14).
 
 `channel_keys`: every API key of a channel (a channel may hold many, used in turn by
@@ -17,7 +17,7 @@ import sqlalchemy as sa
 from alembic import op
 
 revision = "0005"
-down_revision = "0009"
+down_revision = "0008"
 branch_labels = None
 depends_on = None
 

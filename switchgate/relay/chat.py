@@ -298,7 +298,8 @@ async def _translate_stream(
         outcome.error = accumulator.error
     except GatewayError as err:
         outcome.error = err
-        await _end_with_error(call, responder, encoder.encode(StreamError(err)))
+        # close() after an error only ends the framing (a JSON-array stream's `]`)
+        await _end_with_error(call, responder, encoder.encode(StreamError(err)) + encoder.close())
     finally:
         keepalive.stop()
         reported = (

@@ -26,6 +26,32 @@ def _bool(raw: str | None) -> bool | None:
     return raw.strip().lower() in ("1", "true", "yes", "on")
 
 
+def parse_model_limits(raw: str) -> dict[str, tuple[int | None, int | None]]:
+    """ "gpt-4o=600/200000, o3=60/" -> {"gpt-4o": (600, 200000), "o3": (60, None)}."""
+    out: dict[str, tuple[int | None, int | None]] = {}
+    for item in raw.split(","):
+        if not item.strip():
+            continue
+        model, sep, rates = item.partition("=")
+        rpm, slash, tpm = rates.partition("/")
+        try:
+            values = tuple(int(v) if v.strip() else None for v in (rpm, tpm))
+        except ValueError:
+            values = (0, 0)
+        if (
+            not sep
+            or not slash
+            or not model.strip()
+            or any(v is not None and v < 1 for v in values)
+        ):
+            raise ValueError(
+                f"SWITCHGATE_MODEL_LIMITS: {item.strip()!r} is not MODEL=RPM/TPM "
+                "(whole numbers of at least 1; leave a side empty for no limit)"
+            )
+        out[model.strip()] = (values[0], values[1])
+    return out
+
+
 @dataclass(frozen=True)
 class Timeouts:
     """Upstream deadlines (seconds); a channel may override any of them in its
@@ -79,6 +105,9 @@ class Settings:
     # /readyz at 503, then stop accepting and give in-flight requests and streams up to
     # drain_seconds to finish before they are cancelled.
     drain_seconds: float = 30.0
+    # Requests / tokens per minute per model over every user (SWITCHGATE_MODEL_LIMITS,
+    # "MODEL=RPM/TPM,..." with either side empty for none), e.g. an upstream's quota.
+    model_limits: Mapping[str, tuple[int | None, int | None]] = field(default_factory=dict)
     drain_delay_seconds: float = 0.0
     # Worst-case output tokens held for a request that sets no max_tokens.
     default_hold_output_tokens: int = 4096
@@ -133,6 +162,7 @@ class Settings:
             max_body_bytes=_int(env, "SWITCHGATE_MAX_BODY_BYTES", 32 * 1024 * 1024),
             console_max_body_bytes=_int(env, "SWITCHGATE_CONSOLE_MAX_BODY_BYTES", 1024 * 1024),
             drain_seconds=_float(env, "SWITCHGATE_DRAIN_SECONDS", 30.0),
+            model_limits=parse_model_limits(env.get("SWITCHGATE_MODEL_LIMITS", "")),
             drain_delay_seconds=_float(env, "SWITCHGATE_DRAIN_DELAY_SECONDS", 0.0),
             timeouts=Timeouts(
                 connect=_float(env, "SWITCHGATE_CONNECT_TIMEOUT", 10.0),
@@ -183,7 +213,7 @@ class Settings:
 
     def with_overrides(self, values: Mapping[str, Any]) -> "Settings":
         """Apply a `[settings]` table from a config file (unknown keys are an error)."""
-        nested = ("timeouts", "routing", "site_env")
+        nested = ("timeouts", "routing", "site_env", "model_limits")  # model_limits: env only
         known = {f for f in self.__dataclass_fields__ if f not in nested}
         unknown = set(values) - known - {"timeouts", "routing"}
         if unknown:

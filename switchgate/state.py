@@ -26,7 +26,8 @@ from switchgate.observability.metrics import Metrics
 from switchgate.providers.base import ChatProvider
 from switchgate.providers.registry import chat_providers
 from switchgate.ratelimit.memory import MemoryRateLimiter
-from switchgate.ratelimit.meter import TokenMeter
+from switchgate.ratelimit.meter import TokenMeter, model_rates
+from switchgate.ratelimit.rates import Rate
 from switchgate.ratelimit.redis import RedisRateLimiter
 from switchgate.relay.upstream import UpstreamClient
 from switchgate.routing.breaker import Ladder
@@ -59,6 +60,7 @@ class AppState:
     health: Health = field(default_factory=Health)
     limiter: MemoryRateLimiter | RedisRateLimiter = field(default_factory=MemoryRateLimiter)
     rate_meter: TokenMeter = field(default_factory=lambda: TokenMeter(MemoryRateLimiter()))
+    model_rates: dict[str, Rate] = field(default_factory=dict)  # per-model limits, if any
     redis: Redis | None = None
     account_limits: AccountLimits = field(default_factory=AccountLimits)
     dialects: Dialects = field(default_factory=Dialects)
@@ -98,7 +100,8 @@ class AppState:
                 )
             ),
             limiter=limiter,
-            rate_meter=TokenMeter(limiter),
+            rate_meter=TokenMeter(limiter, model_rates(settings.model_limits)),
+            model_rates=model_rates(settings.model_limits),
             account_limits=AccountLimits.create(settings, redis),
         )
         state.recorder.observers.append(state.metrics.observe)

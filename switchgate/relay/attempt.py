@@ -25,6 +25,7 @@ from typing import Protocol
 
 from switchgate.errors import ErrorKind, GatewayError
 from switchgate.providers.base import Target, UpstreamRequest
+from switchgate.relay.gate import admit_model
 from switchgate.relay.outcome import Outcome
 from switchgate.relay.upstream import UpstreamResponse, read_all, wait_body
 from switchgate.routing.breaker import Phase
@@ -100,6 +101,8 @@ async def attempt(
     stream: bool,
     no_channel: Callable[[], GatewayError] | None = None,
 ) -> None:
+    if state.model_rates:  # SWITCHGATE_MODEL_LIMITS (scale-out, docs/scaling.md)
+        await admit_model(state, model)
     health = state.health
     settings = state.settings.routing
     tries = 0

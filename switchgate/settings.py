@@ -116,9 +116,13 @@ class Settings:
     secret_key: str | None = None  # encrypts channel keys; generated under data_dir if unset
     secret_key_previous: tuple[str, ...] = ()  # old keys, still accepted while rotating
     log_level: str = "info"
+    log_format: str = "auto"  # json | text | auto (JSON lines unless stderr is a terminal)
+    access_log: bool = True  # one line per relayed request (switchgate.access, INFO)
     # GET /metrics: with a token set, scrapers must send it as a Bearer token;
     # without one, only loopback clients may read it.
     metrics_token: str | None = None
+    # HOST:PORT: serve /metrics on this separate address only (404 on the public port).
+    metrics_address: str | None = None
     # The console and the sign-in flows.
     public_url: str = ""  # e.g. https://gw.example.com; default: the address the browser used
     # Without public_url, e-mail and OAuth links are built from the request's Host only
@@ -186,7 +190,10 @@ class Settings:
                 if k.strip()
             ),
             log_level=env.get("SWITCHGATE_LOG_LEVEL", "info"),
+            log_format=env.get("SWITCHGATE_LOG_FORMAT", "auto").strip().lower() or "auto",
+            access_log=_bool(env.get("SWITCHGATE_ACCESS_LOG")) is not False,
             metrics_token=env.get("SWITCHGATE_METRICS_TOKEN") or None,
+            metrics_address=env.get("SWITCHGATE_METRICS_ADDRESS") or None,
             public_url=env.get("SWITCHGATE_PUBLIC_URL", "").rstrip("/"),
             allowed_hosts=tuple(
                 h.strip().lower()

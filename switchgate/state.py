@@ -104,7 +104,10 @@ class AppState:
             model_rates=model_rates(settings.model_limits),
             account_limits=AccountLimits.create(settings, redis),
         )
+        state.metrics = Metrics(lambda: state.catalog)
+        state.metrics.upstream_connections = lambda: state.upstream.open_connections
         state.recorder.observers.append(state.metrics.observe)
+        state.recorder.flush_observers.append(state.metrics.flush_latency.observe)
         state.recorder.observers.append(state.rate_meter.observe)
         state.recorder.alerts.append(state.metrics.alert)
         return state

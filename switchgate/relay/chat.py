@@ -217,10 +217,15 @@ async def _relay_stream(
 ) -> None:
     headers = call.stream_headers or SSE_HEADERS
     await responder.start(200, [*headers, *extra_headers] if extra_headers else headers)
-    if passthrough:
-        await _pass_stream(state, call, provider, response, responder)
-    else:
-        await _translate_stream(state, call, provider, response, responder)
+    metrics = state.metrics
+    metrics.streams_open += 1
+    try:
+        if passthrough:
+            await _pass_stream(state, call, provider, response, responder)
+        else:
+            await _translate_stream(state, call, provider, response, responder)
+    finally:
+        metrics.streams_open -= 1
 
 
 async def _pass_stream(

@@ -39,6 +39,7 @@ from typing import Any
 from switchgate.billing.media_pricing import media_extra
 from switchgate.billing.prices import set_price
 from switchgate.money import per_million_to_unit_price, usd_to_units
+from switchgate.relay.paid_options import check_paid_options
 from switchgate.routing.channels import upsert_channel
 from switchgate.routing.limits import check_timeouts
 from switchgate.storage.db import Database
@@ -109,6 +110,8 @@ async def apply_config(
                 extra["responses"] = True  # serves POST {base}/responses natively
             if "timeouts" in entry:
                 extra["timeouts"] = check_timeouts(dict(entry["timeouts"]))
+            if "paid_options" in entry:
+                extra["paid_options"] = check_paid_options(entry["paid_options"])
             _, created = await upsert_channel(
                 conn,
                 box,

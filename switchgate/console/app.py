@@ -18,6 +18,7 @@ from switchgate.console.api import (
     prices,
     redemptions,
     settings,
+    stats,
     tokens,
     users,
 )
@@ -28,6 +29,7 @@ from switchgate.console.pages import page_routes
 from switchgate.console.render import STATIC_DIR
 from switchgate.console.routes.auth import auth_routes
 from switchgate.console.routes.oauth import oauth_routes
+from switchgate.console.routes.pricing import pricing_routes
 
 API_ROUTES: Final[list[ApiRoute]] = [
     *me.ROUTES,
@@ -40,6 +42,7 @@ API_ROUTES: Final[list[ApiRoute]] = [
     *users.ROUTES,
     *redemptions.ROUTES,
     *settings.ROUTES,
+    *stats.ROUTES,
     *audit.ROUTES,
 ]
 
@@ -78,6 +81,7 @@ def console_routes() -> list[BaseRoute]:
         *page_routes(),
         *auth_routes(),
         *oauth_routes(),
+        *pricing_routes(),
         Route("/api/openapi.json", _openapi(), methods=["GET"]),
         *api,
         Route(

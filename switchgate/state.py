@@ -33,6 +33,7 @@ from switchgate.ratelimit.redis import RedisRateLimiter
 from switchgate.relay.upstream import UpstreamClient
 from switchgate.routing.breaker import Ladder
 from switchgate.routing.health import Health
+from switchgate.routing.keys import KeyPicker
 from switchgate.settings import Settings
 from switchgate.storage.db import Database
 from switchgate.storage.secrets import SecretBox
@@ -59,6 +60,7 @@ class AppState:
     providers: Mapping[str, ChatProvider]
     catalog: Catalog = field(default_factory=Catalog)
     health: Health = field(default_factory=Health)
+    keys: KeyPicker = field(default_factory=KeyPicker)
     limiter: MemoryRateLimiter | RedisRateLimiter = field(default_factory=MemoryRateLimiter)
     rate_meter: TokenMeter = field(default_factory=lambda: TokenMeter(MemoryRateLimiter()))
     model_rates: dict[str, Rate] = field(default_factory=dict)  # per-model limits, if any

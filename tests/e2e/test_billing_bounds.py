@@ -3,6 +3,7 @@ held when the upstream ignores max_tokens, token spending limits that reserve re
 in flight. Over real sockets against the fake upstream, on SQLite (one process) and on
 PostgreSQL with two workers; every balance read also checks balance == sum(ledger)."""
 
+import json
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -323,6 +324,14 @@ DIALECTS: dict[str, tuple[str, Any, str]] = {
         },
         '"error":',
     ),
+    "gemini-array": (  # streamGenerateContent without alt=sse: one JSON array
+        "/v1beta/models/{model}:streamGenerateContent",
+        lambda model: {
+            "contents": [{"role": "user", "parts": [{"text": RUNAWAY}]}],
+            "generationConfig": {"maxOutputTokens": 10},
+        },
+        '"error":',
+    ),
     "responses": (
         "/v1/responses",
         lambda model: {"model": model, "max_output_tokens": 10, "stream": True, "input": RUNAWAY},
@@ -336,6 +345,8 @@ CASES = [
     ("anthropic", "claude-mock"),
     ("anthropic", "gpt-mock"),
     ("gemini", "gemini-mock"),
+    ("gemini-array", "gemini-mock"),
+    ("gemini-array", "gpt-mock"),
     ("responses", "gpt-resp"),  # native Responses upstream
     ("responses", "gpt-mock"),  # translated to chat
 ]
@@ -361,6 +372,9 @@ def test_upstream_ignoring_max_tokens_is_stopped(
     stream = _sse(gateway, path.format(model=model), body(model), headers)
     assert marker in stream[-2000:] and "answer was stopped" in stream[-2000:], stream[-2000:]
     assert 10 < _words(stream) < 5000
+    if dialect == "gemini-array":
+        elements = json.loads(stream)  # the error is the array's last element
+        assert elements[-1]["error"]["status"] == "RESOURCE_EXHAUSTED"
     found = settled(gateway, email, 1)
     assert len(found) == 1 and found[0] > 0
     assert gateway.balance(email) == budget - found[0] >= 0

@@ -51,7 +51,7 @@ async def _rate_limit(state: AppState, p: Principal) -> None:
     refused = await state.limiter.admit(rates)
     if refused is not None:
         whose = "this key" if refused.rate.key.startswith("t:") else "this account"
-        raise _rate_limited(refused, whose)
+        raise _rate_limited(state, refused, whose, "token" if whose == "this key" else "user")
 
 
 async def admit_model(state: AppState, model: str) -> None:
@@ -60,11 +60,13 @@ async def admit_model(state: AppState, model: str) -> None:
     if rate is not None:
         refused = await state.limiter.admit([rate])
         if refused is not None:
-            raise _rate_limited(refused, f"model {model} (all users together)")
+            raise _rate_limited(state, refused, f"model {model} (all users together)", "model")
 
 
-def _rate_limited(refused: Refusal, whose: str) -> GatewayError:
+def _rate_limited(state: AppState, refused: Refusal, whose: str, scope: str) -> GatewayError:
     limit = refused.rate.requests if refused.unit == "requests" else refused.rate.tokens
+    per = "rpm" if refused.unit == "requests" else "tpm"
+    state.metrics.rate_limited.labels(f"{scope}_{per}").inc()
     return GatewayError(
         ErrorKind.RATE_LIMITED,
         f"Rate limit of {limit} {refused.unit} per minute reached for {whose}.",

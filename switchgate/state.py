@@ -22,6 +22,7 @@ from switchgate.dialects.gemini_generate.dialect import GeminiGenerateDialect
 from switchgate.dialects.openai_chat.dialect import OpenAIChatDialect
 from switchgate.money import UNITS_PER_USD
 from switchgate.observability.channel_errors import ChannelErrors
+from switchgate.observability.logs import AccessLog
 from switchgate.observability.metrics import Metrics
 from switchgate.providers.base import ChatProvider
 from switchgate.providers.registry import chat_providers
@@ -109,6 +110,7 @@ class AppState:
         state.metrics = Metrics(lambda: state.catalog)
         state.metrics.upstream_connections = lambda: state.upstream.open_connections
         state.recorder.observers.append(state.metrics.observe)
+        state.recorder.observers.append(AccessLog(lambda: state.catalog).observe)
         state.recorder.flush_observers.append(state.metrics.flush_latency.observe)
         state.recorder.observers.append(state.rate_meter.observe)
         state.recorder.alerts.append(state.metrics.alert)

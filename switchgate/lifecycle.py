@@ -9,7 +9,10 @@ from switchgate import drain
 from switchgate.accounts.bootstrap import ensure_admin
 from switchgate.billing.prices import load_prices
 from switchgate.catalog import Catalog
+from switchgate.observability.endpoint import start_listener
+from switchgate.observability.sampling import process_exited, sample_metrics
 from switchgate.routing.channels import load_channels
+from switchgate.routing.health_redis import share_health
 from switchgate.state import AppState
 from switchgate.storage import migrate
 from switchgate.storage.db import now_ms
@@ -27,6 +30,7 @@ async def refresh_catalog(state: AppState) -> None:
         channels = await load_channels(conn, state.box)
         prices = await load_prices(conn)
     state.catalog = Catalog.build(channels, prices, now_ms())
+    state.keys.reloaded()
     state.tokens.clear()
     state.rate_meter.clear()
     state.config_version = version
@@ -46,6 +50,7 @@ class Lifecycle:
         self.state = state
         self._run_migrations = run_migrations
         self._tasks: list[asyncio.Task[None]] = []
+        self._metrics_server: asyncio.Server | None = None
 
     async def startup(self) -> None:
         state = self.state
@@ -68,6 +73,13 @@ class Lifecycle:
             self._tasks.append(
                 asyncio.create_task(listen_for_changes(state.redis, lambda: refresh_catalog(state)))
             )
+            self._tasks.append(  # routing health shared by every replica (docs/routing.md)
+                asyncio.create_task(share_health(state.redis, state.health, state.holder))
+            )
+        self._tasks.append(
+            asyncio.create_task(_every(1.0, lambda: sample_metrics(state), "metrics"))
+        )
+        self._metrics_server = await start_listener(state.settings, state.metrics)
         drain.install(state, state.settings.drain_delay_seconds)
         state.ready = True
 
@@ -79,6 +91,8 @@ class Lifecycle:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
+        if self._metrics_server is not None:
+            self._metrics_server.close()
         try:
             await state.recorder.close()  # every charge and log row written (or logged)
         finally:
@@ -90,3 +104,4 @@ class Lifecycle:
         if state.redis is not None:
             await state.redis.aclose()
         await state.db.dispose()
+        process_exited()  # multi-process metrics: this worker's live gauges go away

@@ -22,15 +22,18 @@ from switchgate.dialects.gemini_generate.dialect import GeminiGenerateDialect
 from switchgate.dialects.openai_chat.dialect import OpenAIChatDialect
 from switchgate.money import UNITS_PER_USD
 from switchgate.observability.channel_errors import ChannelErrors
+from switchgate.observability.logs import AccessLog
 from switchgate.observability.metrics import Metrics
 from switchgate.providers.base import ChatProvider
 from switchgate.providers.registry import chat_providers
 from switchgate.ratelimit.memory import MemoryRateLimiter
-from switchgate.ratelimit.meter import TokenMeter
+from switchgate.ratelimit.meter import TokenMeter, model_rates
+from switchgate.ratelimit.rates import Rate
 from switchgate.ratelimit.redis import RedisRateLimiter
 from switchgate.relay.upstream import UpstreamClient
 from switchgate.routing.breaker import Ladder
 from switchgate.routing.health import Health
+from switchgate.routing.keys import KeyPicker
 from switchgate.settings import Settings
 from switchgate.storage.db import Database
 from switchgate.storage.secrets import SecretBox
@@ -57,8 +60,10 @@ class AppState:
     providers: Mapping[str, ChatProvider]
     catalog: Catalog = field(default_factory=Catalog)
     health: Health = field(default_factory=Health)
+    keys: KeyPicker = field(default_factory=KeyPicker)
     limiter: MemoryRateLimiter | RedisRateLimiter = field(default_factory=MemoryRateLimiter)
     rate_meter: TokenMeter = field(default_factory=lambda: TokenMeter(MemoryRateLimiter()))
+    model_rates: dict[str, Rate] = field(default_factory=dict)  # per-model limits, if any
     redis: Redis | None = None
     account_limits: AccountLimits = field(default_factory=AccountLimits)
     dialects: Dialects = field(default_factory=Dialects)
@@ -98,10 +103,15 @@ class AppState:
                 )
             ),
             limiter=limiter,
-            rate_meter=TokenMeter(limiter),
+            rate_meter=TokenMeter(limiter, model_rates(settings.model_limits)),
+            model_rates=model_rates(settings.model_limits),
             account_limits=AccountLimits.create(settings, redis),
         )
+        state.metrics = Metrics(lambda: state.catalog)
+        state.metrics.upstream_connections = lambda: state.upstream.open_connections
         state.recorder.observers.append(state.metrics.observe)
+        state.recorder.observers.append(AccessLog(lambda: state.catalog).observe)
+        state.recorder.flush_observers.append(state.metrics.flush_latency.observe)
         state.recorder.observers.append(state.rate_meter.observe)
         state.recorder.alerts.append(state.metrics.alert)
         return state

@@ -1,10 +1,14 @@
 """`switchgate serve`: migrate, apply --config, then run uvicorn (uvloop + httptools)."""
 
 import asyncio
+import contextlib
 import logging
 import math
 import os
+import shutil
 import signal
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
@@ -14,6 +18,7 @@ import uvicorn
 from switchgate.accounts.bootstrap import ensure_admin
 from switchgate.cli.config_file import apply_config, read_config
 from switchgate.cli.worker_tuning import tune_worker
+from switchgate.observability.logs import configure_logging
 from switchgate.settings import Settings
 from switchgate.storage import migrate
 from switchgate.storage.db import Database
@@ -49,9 +54,7 @@ def serve(
     config: Path | None = None,
     workers: int = 1,
 ) -> int:
-    logging.basicConfig(
-        level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
+    configure_logging(settings)
     parsed = read_config(config) if config else None
     if parsed and "settings" in parsed:
         settings = settings.with_overrides(parsed["settings"])
@@ -72,12 +75,14 @@ def serve(
         "http": "httptools",
         "lifespan": "on",
         "access_log": False,
+        "log_config": None,  # uvicorn's loggers go to ours (observability/logs.py)
         "log_level": settings.log_level,
         "timeout_graceful_shutdown": max(1, math.ceil(settings.drain_seconds)),
     }
     if workers > 1:
         # The supervisor passes SIGTERM to every worker, waits for them, and exits 0.
-        uvicorn.run("switchgate.cli.serve:worker_app", workers=workers, **options)
+        with metrics_directory():
+            uvicorn.run("switchgate.cli.serve:worker_app", workers=workers, **options)
         return 0
     server = _Server(uvicorn.Config("switchgate.cli.serve:worker_app", **options))
     server.run()
@@ -100,9 +105,28 @@ def worker_app() -> "GatewayApp":
     long-running server (garbage collector and malloc; see worker_tuning.py)."""
     from switchgate.app import create_app_from_env  # here: the supervisor doesn't need it
 
+    configure_logging(Settings.from_env())  # a spawned worker starts with no handlers
     app = create_app_from_env()
     tune_worker()
     return app
+
+
+@contextlib.contextmanager
+def metrics_directory() -> Iterator[None]:
+    """prometheus-client's multi-process mode for `--workers N`: every worker writes its
+    series to files in one directory that a scrape of any worker sums up. An operator's
+    own PROMETHEUS_MULTIPROC_DIR is used (emptied first); otherwise a temporary one."""
+    configured = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    path = Path(configured) if configured else Path(tempfile.mkdtemp(prefix="switchgate-metrics-"))
+    path.mkdir(parents=True, exist_ok=True)
+    for stale in path.glob("*.db"):
+        stale.unlink()
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(path)
+    try:
+        yield
+    finally:
+        if not configured:
+            shutil.rmtree(path, ignore_errors=True)
 
 
 def _safe(url: str) -> str:

@@ -12,12 +12,14 @@ from switchgate.console.api import (
     audit,
     billing,
     catalogue,
+    channel_keys,
     channels,
     logs,
     me,
     prices,
     redemptions,
     settings,
+    stats,
     tokens,
     users,
 )
@@ -28,6 +30,7 @@ from switchgate.console.pages import page_routes
 from switchgate.console.render import STATIC_DIR
 from switchgate.console.routes.auth import auth_routes
 from switchgate.console.routes.oauth import oauth_routes
+from switchgate.console.routes.pricing import pricing_routes
 
 API_ROUTES: Final[list[ApiRoute]] = [
     *me.ROUTES,
@@ -37,9 +40,11 @@ API_ROUTES: Final[list[ApiRoute]] = [
     *prices.ROUTES,
     *catalogue.ROUTES,
     *channels.ROUTES,
+    *channel_keys.ROUTES,
     *users.ROUTES,
     *redemptions.ROUTES,
     *settings.ROUTES,
+    *stats.ROUTES,
     *audit.ROUTES,
 ]
 
@@ -78,6 +83,7 @@ def console_routes() -> list[BaseRoute]:
         *page_routes(),
         *auth_routes(),
         *oauth_routes(),
+        *pricing_routes(),
         Route("/api/openapi.json", _openapi(), methods=["GET"]),
         *api,
         Route(

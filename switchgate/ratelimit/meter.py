@@ -6,17 +6,27 @@ input + output tokens to those counters (in the background: the request is alrea
 """
 
 import asyncio
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from switchgate.billing.recorder import Record
 from switchgate.ratelimit.memory import MemoryRateLimiter
+from switchgate.ratelimit.rates import Rate
 from switchgate.ratelimit.redis import RedisRateLimiter
 
 
+def model_rates(limits: Mapping[str, tuple[int | None, int | None]]) -> dict[str, Rate]:
+    return {model: Rate(f"m:{model}", rpm, tpm) for model, (rpm, tpm) in limits.items()}
+
+
 class TokenMeter:
-    def __init__(self, limiter: MemoryRateLimiter | RedisRateLimiter) -> None:
+    def __init__(
+        self,
+        limiter: MemoryRateLimiter | RedisRateLimiter,
+        models: Mapping[str, Rate] | None = None,
+    ) -> None:
         self._limiter = limiter
         self._keys: dict[int, tuple[str, ...]] = {}  # token id -> counters with a TPM limit
+        self._models = {m: r.key for m, r in (models or {}).items() if r.tokens}
         self._pending: set[asyncio.Task[None]] = set()
 
     def watch(self, token_id: int, keys: Sequence[str]) -> None:
@@ -30,9 +40,11 @@ class TokenMeter:
         self._keys.clear()
 
     def observe(self, record: Record) -> None:
-        if record.token_id is None or not self._keys:
-            return
-        keys = self._keys.get(record.token_id)
+        keys: tuple[str, ...] = ()
+        if self._keys and record.token_id is not None:
+            keys = self._keys.get(record.token_id, ())
+        if self._models and record.model in self._models:
+            keys += (self._models[record.model],)
         used = record.input_tokens + record.output_tokens
         if keys and used > 0:
             task = asyncio.get_running_loop().create_task(self._limiter.add_tokens(keys, used))

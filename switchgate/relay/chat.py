@@ -21,7 +21,7 @@ from switchgate.dialects.base import ChatDialect
 from switchgate.errors import ErrorKind, GatewayError
 from switchgate.providers.base import ChatProvider, Target, UpstreamRequest
 from switchgate.providers.hosted_tools import dropped_header
-from switchgate.relay import policy
+from switchgate.relay import paid_options, policy
 from switchgate.relay.asgi import SSE_HEADERS, ClientGone, Responder
 from switchgate.relay.attempt import attempt
 from switchgate.relay.outcome import Outcome
@@ -92,6 +92,9 @@ async def run_chat(state: AppState, call: ChatCall, responder: Responder) -> Non
 async def _attempt_channels(state: AppState, call: ChatCall, responder: Responder) -> None:
     model = call.request.model
     channels = state.catalog.channels_by_model.get(model, ())
+    wanted = paid_options.paid_options(call.dialect.name, call.body, call.headers)
+    if wanted:
+        channels = tuple(paid_options.usable(channels, wanted, model))
     route = _ChatRoute(state, call, responder)
     await attempt(state, model, channels, route, call.outcome, stream=call.request.stream)
 
@@ -214,10 +217,15 @@ async def _relay_stream(
 ) -> None:
     headers = call.stream_headers or SSE_HEADERS
     await responder.start(200, [*headers, *extra_headers] if extra_headers else headers)
-    if passthrough:
-        await _pass_stream(state, call, provider, response, responder)
-    else:
-        await _translate_stream(state, call, provider, response, responder)
+    metrics = state.metrics
+    metrics.streams_open += 1
+    try:
+        if passthrough:
+            await _pass_stream(state, call, provider, response, responder)
+        else:
+            await _translate_stream(state, call, provider, response, responder)
+    finally:
+        metrics.streams_open -= 1
 
 
 async def _pass_stream(

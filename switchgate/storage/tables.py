@@ -14,6 +14,7 @@ from sqlalchemy import (
     String,
     Table,
     Text,
+    UniqueConstraint,
 )
 
 metadata = MetaData()
@@ -102,6 +103,22 @@ channels = Table(
     Column("updated_at", BigInteger, nullable=False),
 )
 
+# Every API key of a channel (migration 0005); position 0 is also in channels.api_key_enc.
+channel_keys = Table(
+    "channel_keys",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("channel_id", Integer, ForeignKey("channels.id", ondelete="CASCADE"), nullable=False),
+    Column("position", Integer, nullable=False),
+    Column("key_enc", Text, nullable=False),  # AES-GCM, see storage/secrets.py
+    Column("weight", Integer, nullable=False, default=1),
+    Column("status", String(16), nullable=False, default="enabled"),
+    Column("disabled_reason", Text, nullable=True),  # e.g. "HTTP 401: invalid api key"
+    Column("disabled_at", BigInteger, nullable=True),
+    Column("created_at", BigInteger, nullable=False),
+    UniqueConstraint("channel_id", "position", name="uq_channel_keys_position"),
+)
+
 prices = Table(
     "prices",
     metadata,
@@ -148,6 +165,7 @@ request_logs = Table(
     Column("error", Text, nullable=True),
     Index("ix_logs_user_created", "user_id", "created_at"),
     Index("ix_logs_created", "created_at"),
+    Index("ix_logs_request_id", "request_id"),  # migration 0008
 )
 
 kv = Table(
@@ -280,4 +298,49 @@ audit_log = Table(
     Column("detail", Text, nullable=True),  # JSON, secrets masked
     Column("ip", String(64), nullable=True),
     Index("ix_audit_log_created", "created_at"),
+)
+
+# --- admin dashboard rollups (migration 0008) ---
+
+# Requests, errors (>= 400 but not 499), stopped (499), tokens and spend per UTC hour,
+# user, model ('' when none) and channel (0 when none); one row per group.
+usage_hourly = Table(
+    "usage_hourly",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("hour", BigInteger, nullable=False),  # epoch ms of the hour's start
+    Column("user_id", Integer, nullable=False),
+    Column("model", String(200), nullable=False),
+    Column("channel_id", Integer, nullable=False),
+    Column("requests", Integer, nullable=False),
+    Column("errors", Integer, nullable=False),
+    Column("stopped", Integer, nullable=False),
+    Column("input_tokens", BigInteger, nullable=False),
+    Column("output_tokens", BigInteger, nullable=False),
+    Column("cost", BigInteger, nullable=False),
+    Index("ix_usage_hourly_hour", "hour"),
+)
+
+# A histogram per hour, model and channel of successful requests' latency and time to
+# first token (metric latency | ttft; bucket: console/rollup.py BUCKETS_MS).
+latency_hourly = Table(
+    "latency_hourly",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("hour", BigInteger, nullable=False),
+    Column("model", String(200), nullable=False),
+    Column("channel_id", Integer, nullable=False),
+    Column("metric", String(8), nullable=False),
+    Column("bucket", Integer, nullable=False),
+    Column("count", Integer, nullable=False),
+    Index("ix_latency_hourly_hour", "hour"),
+)
+
+# The hours already summarised (each exactly once: the key makes a racing second
+# summary of the same hour fail and roll back).
+rollup_hours = Table(
+    "rollup_hours",
+    metadata,
+    Column("hour", BigInteger, primary_key=True, autoincrement=False),
+    Column("rolled_at", BigInteger, nullable=False),
 )

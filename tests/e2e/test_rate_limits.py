@@ -5,10 +5,11 @@ replicas through Redis. The 429 names the limit in the client's dialect."""
 import time
 
 import openai
+import pytest
 
 from switchgate.cli.ops import Ops
-from tests.conftest import Gateway
-from tests.support import run_cli
+from tests.conftest import Gateway, config_toml
+from tests.support import Process, free_port, gateway_env, run_cli, start_process
 
 
 def _away_from_a_minute_boundary() -> None:
@@ -69,3 +70,34 @@ def test_requests_per_minute_per_user_over_all_tokens(gateway: Gateway) -> None:
     run_cli(gateway.env, "users", "limit", email, "--rpm", "0")
     time.sleep(0.3)
     _ask(gateway, two)  # the limit is gone
+
+
+def test_a_model_limit_counts_every_user(
+    tmp_path_factory: pytest.TempPathFactory, mock_upstream: Process
+) -> None:
+    data_dir = tmp_path_factory.mktemp("model-limits")
+    config = data_dir / "c.toml"
+    config.write_text(config_toml(mock_upstream.base_url, f"http://127.0.0.1:{free_port()}"))
+    env = gateway_env(data_dir, None) | {"SWITCHGATE_MODEL_LIMITS": "gpt-mock=3/, claude-mock=/9"}
+    port = free_port()
+    process = start_process(
+        ["serve", "--port", str(port), "--config", str(config)],
+        env,
+        data_dir / "gw.log",
+        f"http://127.0.0.1:{port}/healthz",
+    )
+    gw = Gateway(process, mock_upstream.base_url, data_dir, None)
+    try:
+        tokens = [gw.new_user()[1] for _ in range(2)]
+        _away_from_a_minute_boundary()
+        for token in (tokens[0], tokens[1], tokens[0]):
+            _ask(gw, token)
+        with pytest.raises(openai.RateLimitError) as refused:
+            _ask(gw, tokens[1])
+        assert "3 requests per minute reached for model gpt-mock" in str(refused.value)
+        sdk = openai.OpenAI(base_url=f"{gw.url}/v1", api_key=tokens[1], max_retries=0)
+        sdk.chat.completions.create(  # another model: its own limit
+            model="gpt-alias", messages=[{"role": "user", "content": "hi"}]
+        )
+    finally:
+        process.stop()

@@ -103,3 +103,16 @@ async def test_redis_outage_falls_back_to_this_process() -> None:
         await limiter.add_tokens(["t:1"], 5)  # no error either
     finally:
         await client.aclose()
+
+
+def test_model_limits_setting() -> None:
+    from switchgate.settings import parse_model_limits
+
+    assert parse_model_limits(" gpt-4o=600/200000, o3=60/ ,x=/5") == {
+        "gpt-4o": (600, 200000),
+        "o3": (60, None),
+        "x": (None, 5),
+    }
+    for bad in ("gpt-4o=600", "=1/2", "m=0/", "m=a/b"):
+        with pytest.raises(ValueError, match="MODEL=RPM/TPM"):
+            parse_model_limits(bad)

@@ -128,6 +128,7 @@ async def attempt(
         retried = False
         while True:
             tries += 1
+            outcome.upstream_attempts = tries
             if last_failed is not None:  # this send retries an attempt that failed
                 metrics.retried(last_failed[0], last_failed[1], channel.id)
             error, wait, response = await _send(state, route, candidate, request, limits, stream)

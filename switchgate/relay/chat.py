@@ -21,10 +21,11 @@ from switchgate.dialects.base import ChatDialect
 from switchgate.errors import ErrorKind, GatewayError
 from switchgate.providers.base import ChatProvider, Target, UpstreamRequest
 from switchgate.providers.hosted_tools import dropped_header
-from switchgate.relay import policy
+from switchgate.relay import paid_options, policy
 from switchgate.relay.asgi import SSE_HEADERS, ClientGone, Responder
 from switchgate.relay.attempt import attempt
 from switchgate.relay.outcome import Outcome
+from switchgate.relay.stream_check import EventCheck, unreadable_event
 from switchgate.relay.upstream import UpstreamResponse, iter_batches, iter_body, read_all
 from switchgate.routing.channels import Channel
 from switchgate.state import AppState
@@ -92,6 +93,9 @@ async def run_chat(state: AppState, call: ChatCall, responder: Responder) -> Non
 async def _attempt_channels(state: AppState, call: ChatCall, responder: Responder) -> None:
     model = call.request.model
     channels = state.catalog.channels_by_model.get(model, ())
+    wanted = paid_options.paid_options(call.dialect.name, call.body, call.headers)
+    if wanted:
+        channels = tuple(paid_options.usable(channels, wanted, model))
     route = _ChatRoute(state, call, responder)
     await attempt(state, model, channels, route, call.outcome, stream=call.request.stream)
 
@@ -237,8 +241,17 @@ async def _pass_stream(
     outcome = call.outcome
     guard = call.output_guard(state.tokenizer, meter.output_text, meter.usage)
     sent = b"\n\n"  # the last chunk forwarded: the guard stops only between events
+    check = EventCheck()
     try:
-        async for chunk in iter_body(response):
+        async for received in iter_body(response):
+            chunk, fine = check.feed(received)
+            if not fine:
+                if chunk:
+                    meter.feed(chunk)
+                    await responder.chunk(pass_filter.feed(chunk) if pass_filter else chunk)
+                raise unreadable_event()  # never passed on: the client gets an error event
+            if not chunk:
+                continue
             meter.feed(chunk)
             if guard.due(len(chunk)) and ends_event(sent):
                 await guard.check()  # raises when the answer outgrows what can be held
@@ -247,7 +260,10 @@ async def _pass_stream(
             if out:
                 outcome.first_byte()
                 await responder.chunk(out)
-        await responder.end(pass_filter.close() if pass_filter else b"")
+        rest = check.rest()
+        meter.feed(rest)
+        rest = pass_filter.feed(rest) + pass_filter.close() if pass_filter else rest
+        await responder.end(rest)
     except GatewayError as err:
         outcome.error = err
         event = call.dialect.render_stream_error(err)

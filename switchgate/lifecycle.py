@@ -78,8 +78,13 @@ class Lifecycle:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
-        await state.recorder.close()  # every charge and log row written
-        await state.book.close()  # then leases given back
+        try:
+            await state.recorder.close()  # every charge and log row written (or logged)
+        finally:
+            try:
+                await state.book.close()  # then leases given back, whatever happened
+            except Exception:
+                log.exception("giving the balance leases back failed (they expire)")
         await state.upstream.close()
         if state.redis is not None:
             await state.redis.aclose()

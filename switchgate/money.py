@@ -6,7 +6,9 @@ an exact integer product, never a float. A price of $0.000001 per 1M tokens is o
 unit per token, the finest price per token the catalogue can hold.
 
 Amounts are 64-bit signed integers in storage, so one balance holds at most
-about 9.2 million USD (MAX_AMOUNT).
+about 9.2 million USD (MAX_AMOUNT). Prices are capped well below that (MAX_TOKEN_PRICE,
+MAX_ITEM_PRICE) and refused above it when set; one request's charge is capped at
+MAX_CHARGE, so no price or usage can make a charge the storage cannot hold.
 """
 
 from decimal import Decimal, InvalidOperation
@@ -15,6 +17,13 @@ from typing import Final
 UNITS_PER_USD: Final = 10**12
 TOKENS_PER_MILLION: Final = 10**6
 MAX_AMOUNT: Final = 2**63 - 1
+# The dearest price per token (or per character): $10,000 per 1M.
+MAX_TOKEN_PRICE: Final = 10**10
+# The dearest price per item (image, request, minute of audio): $10,000.
+MAX_ITEM_PRICE: Final = 10**16
+# The most one request is ever charged: $1,000,000 (a larger computed cost is charged at
+# this cap, logged and counted; see billing/recorder.py).
+MAX_CHARGE: Final = 10**18
 
 
 class MoneyError(ValueError):
@@ -51,12 +60,38 @@ def per_million_to_unit_price(text: str) -> int:
         raise MoneyError(f"price must not be negative: {text!r}")
     if value != value.to_integral_value():
         raise MoneyError(f"{text!r} per 1M is finer than $0.000001 per 1M")
+    if value > MAX_TOKEN_PRICE:
+        raise MoneyError(
+            f"price too large: {text!r} per 1M (at most "
+            f"{unit_price_to_per_million(MAX_TOKEN_PRICE)} per 1M)"
+        )
     return int(value)
 
 
 def per_item_to_unit_price(text: str) -> int:
     """Parse a price in USD per single item (image, request, minute) into units."""
-    return usd_to_units(text)
+    units = usd_to_units(text)
+    if units > MAX_ITEM_PRICE:
+        raise MoneyError(
+            f"price too large: {text!r} per item (at most {format_usd_exact(MAX_ITEM_PRICE)})"
+        )
+    return units
+
+
+def check_price(name: str, units: int, *, per_token: bool) -> int:
+    """A stored price must be a non-negative integer within its cap (MoneyError if not):
+    what parsing above guarantees, checked again where prices are written."""
+    if isinstance(units, bool) or not isinstance(units, int) or units < 0:
+        raise MoneyError(f"price {name} must be a non-negative number of units, got {units!r}")
+    cap = MAX_TOKEN_PRICE if per_token else MAX_ITEM_PRICE
+    if units > cap:
+        if per_token:
+            shown = f"{unit_price_to_per_million(units)} USD per 1M (at most "
+            shown += f"{unit_price_to_per_million(cap)})"
+        else:
+            shown = f"{format_usd_exact(units)} USD (at most {format_usd_exact(cap)})"
+        raise MoneyError(f"price {name} too large: {shown}")
+    return units
 
 
 def format_usd(units: int, places: int = 6) -> str:

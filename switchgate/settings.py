@@ -85,6 +85,7 @@ class Settings:
     timeouts: Timeouts = field(default_factory=Timeouts)
     routing: RoutingSettings = field(default_factory=RoutingSettings)
     secret_key: str | None = None  # encrypts channel keys; generated under data_dir if unset
+    secret_key_previous: tuple[str, ...] = ()  # old keys, still accepted while rotating
     log_level: str = "info"
     # GET /metrics: with a token set, scrapers must send it as a Bearer token;
     # without one, only loopback clients may read it.
@@ -149,6 +150,11 @@ class Settings:
                 breaker_max_seconds=_float(env, "SWITCHGATE_BREAKER_MAX_SECONDS", 300.0),
             ),
             secret_key=env.get("SWITCHGATE_SECRET_KEY") or None,
+            secret_key_previous=tuple(
+                k.strip()
+                for k in env.get("SWITCHGATE_SECRET_KEY_PREVIOUS", "").split(",")
+                if k.strip()
+            ),
             log_level=env.get("SWITCHGATE_LOG_LEVEL", "info"),
             metrics_token=env.get("SWITCHGATE_METRICS_TOKEN") or None,
             public_url=env.get("SWITCHGATE_PUBLIC_URL", "").rstrip("/"),

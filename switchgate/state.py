@@ -77,7 +77,9 @@ class AppState:
         state = cls(
             settings=settings,
             db=db,
-            box=SecretBox.load(settings.secret_key, settings.data_dir),
+            box=SecretBox.load(
+                settings.secret_key, settings.data_dir, settings.secret_key_previous
+            ),
             holder=holder,
             book=BalanceBook(db, holder, chunk=UNITS_PER_USD),
             recorder=recorder,
@@ -96,4 +98,5 @@ class AppState:
             account_limits=AccountLimits.create(settings, redis),
         )
         state.recorder.observers.append(state.metrics.observe)
+        state.recorder.alerts.append(state.metrics.alert)
         return state

@@ -193,7 +193,10 @@ async def update_token(
         if rpm_limit is not None and rpm_limit < 1:
             raise AccountError("the requests-per-minute limit must be at least 1")
         values["rpm_limit"] = rpm_limit
-    if not values:
+    mine = (tokens.c.id == token_id, tokens.c.user_id == owner, tokens.c.status != "deleted")
+    if not values:  # nothing to change, but the same answer as an edit: no id probing
+        if await conn.scalar(select(tokens.c.id).where(*mine)) is None:
+            raise AccountError(f"no token with id {token_id}")
         return
     result = await conn.execute(
         update(tokens)

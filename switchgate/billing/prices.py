@@ -6,7 +6,9 @@ from sqlalchemy import delete, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from switchgate import jsonutil
+from switchgate.billing.media_pricing import PER_CHARACTER
 from switchgate.billing.pricing import Price
+from switchgate.money import check_price
 from switchgate.storage.db import bump_config_version, now_ms
 from switchgate.storage.tables import prices
 
@@ -30,6 +32,7 @@ async def set_price(
     the catalogue import passes `catalogue:<date>`."""
     if kind not in PRICE_KINDS:
         raise ValueError(f"unknown price kind {kind!r}; known: {', '.join(PRICE_KINDS)}")
+    _check_prices(input, output, cache_read, cache_write, per_request, extra or {})
     values = {
         "kind": kind,
         "input": input,
@@ -45,6 +48,26 @@ async def set_price(
     if result.rowcount == 0:
         await conn.execute(prices.insert().values(model=model, **values))
     await bump_config_version(conn)
+
+
+def _check_prices(
+    input: int,
+    output: int,
+    cache_read: int | None,
+    cache_write: int | None,
+    per_request: int,
+    extra: Mapping[str, int],
+) -> None:
+    """Refuse a price the columns (or a request's charge) could not hold: MoneyError, a
+    ValueError every entry point (CLI, config file, console API) shows as a clear error."""
+    for name, value in (("input", input), ("output", output)):
+        check_price(name, value, per_token=True)
+    for name, maybe in (("cache_read", cache_read), ("cache_write", cache_write)):
+        if maybe is not None:
+            check_price(name, maybe, per_token=True)
+    check_price("per_request", per_request, per_token=False)
+    for name, value in extra.items():
+        check_price(name, value, per_token=name == PER_CHARACTER)
 
 
 async def delete_price(conn: AsyncConnection, model: str) -> bool:

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from switchgate.billing.pricing import Price
-from switchgate.core.usage import Usage
+from switchgate.core.usage import Usage, reported_count
 
 AUDIO_INPUT: Final = "audio_input"
 AUDIO_OUTPUT: Final = "audio_output"
@@ -25,8 +25,7 @@ class RealtimeUsage:
 
 
 def _int(container: Any, key: str) -> int:
-    value = container.get(key) if isinstance(container, dict) else None
-    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else 0
+    return reported_count(container.get(key) if isinstance(container, dict) else None, key)
 
 
 def realtime_usage(raw: Any) -> RealtimeUsage | None:

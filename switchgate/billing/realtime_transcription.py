@@ -33,7 +33,7 @@ from switchgate.billing.media_pricing import (
     transcription_cost,
 )
 from switchgate.billing.pricing import Price
-from switchgate.core.usage import Usage
+from switchgate.core.usage import Usage, reported_count
 
 COMPLETED: Final = "conversation.item.input_audio_transcription.completed"
 
@@ -50,7 +50,7 @@ class TranscriptionUsage:
 def _count(value: Any) -> int | None:
     """A token count: a non-negative int (not a bool), else None."""
     if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
-        return value
+        return reported_count(value, "tokens")
     return None
 
 

@@ -19,13 +19,14 @@ from switchgate.cli.config_file import ConfigError, apply_config, read_config
 from switchgate.cli.ops import Ops
 from switchgate.cli.prices import add_price_commands, run_prices
 from switchgate.cli.progress import Progress
+from switchgate.cli.secret_key import add_secret_key_commands, run_secret_key
 from switchgate.money import MoneyError, format_usd_exact, usd_to_units
 from switchgate.routing.channels import ChannelError
 from switchgate.settings import Settings
 from switchgate.storage import migrate
 from switchgate.storage.db import Database
 from switchgate.storage.notify import publish_config_changed
-from switchgate.storage.secrets import SecretBox
+from switchgate.storage.secrets import SecretBox, new_key
 
 OPERATOR_ERRORS = (
     AccountError,
@@ -112,6 +113,7 @@ def _parser() -> argparse.ArgumentParser:
     add_test_command(csub)
 
     add_price_commands(sub)
+    add_secret_key_commands(sub)
     add_catalogue_commands(sub)
 
     config = sub.add_parser("config", help="apply a TOML config file now")
@@ -156,7 +158,14 @@ async def _with_ops(settings: Settings, job: Callable[[Ops], Awaitable[None]]) -
         await migrate.upgrade(db, on_step=migrated)
         for bar in bars:
             bar.close()
-        await job(Ops(db, SecretBox.load(settings.secret_key, settings.data_dir)))
+        await job(
+            Ops(
+                db,
+                SecretBox.load(
+                    settings.secret_key, settings.data_dir, settings.secret_key_previous
+                ),
+            )
+        )
         if settings.redis_url:
             await publish_config_changed(settings.redis_url)
     finally:
@@ -282,6 +291,7 @@ HANDLERS: dict[tuple[str, str], Handler] = {
     ("catalogue", "show"): run_catalogue,
     ("catalogue", "import"): run_catalogue,
     ("config", ""): _config,
+    ("secret-key", "rotate"): run_secret_key,
 }
 
 
@@ -296,6 +306,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         from switchgate.cli.doctor import run_doctor
 
         return run_doctor(Settings.from_env, args.timeout)
+    if args.command == "secret-key" and args.action == "generate":
+        print(new_key())  # needs no database
+        return 0
     settings = Settings.from_env()
     try:
         if args.command == "serve":

@@ -30,7 +30,11 @@ async def _prepare(settings: Settings, config: dict[str, object] | None) -> None
         await ensure_admin(db, settings)
         if config:
             for line in await apply_config(
-                db, SecretBox.load(settings.secret_key, settings.data_dir), config
+                db,
+                SecretBox.load(
+                    settings.secret_key, settings.data_dir, settings.secret_key_previous
+                ),
+                config,
             ):
                 logging.getLogger("switchgate").info(line)
     finally:

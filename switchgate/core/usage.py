@@ -6,7 +6,29 @@ Translators convert to each dialect's convention (e.g. A's `input_tokens`
 excludes cache reads and writes).
 """
 
+import logging
 from dataclasses import dataclass
+from typing import Any, Final
+
+log = logging.getLogger("switchgate.usage")
+
+# The most tokens of one kind an upstream may report for one call. Larger (or negative)
+# numbers are rejected as absurd: no model reads or writes that much in one call, and the
+# request log's token columns are 32-bit.
+MAX_REPORTED_TOKENS: Final = 100_000_000
+
+
+def reported_count(value: Any, name: str) -> int:
+    """A token count as an upstream reported it, or 0 (= not reported) when it is not a
+    count: not an integer, negative, or above MAX_REPORTED_TOKENS. Rejected numbers are
+    logged; the relay then counts what was delivered with the tokenizer instead (and marks
+    the usage estimated), so a bogus number can neither credit a user nor poison a charge."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        return 0
+    if 0 <= value <= MAX_REPORTED_TOKENS:
+        return value
+    log.warning("rejected usage %s=%d from the upstream; the tokenizer counts instead", name, value)
+    return 0
 
 
 @dataclass(frozen=True, slots=True)

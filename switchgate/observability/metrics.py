@@ -6,6 +6,7 @@ from collections import defaultdict
 from typing import Final
 
 from switchgate.billing.recorder import Record
+from switchgate.money import format_usd_exact
 
 BUCKETS_MS: Final = (5, 10, 25, 50, 100, 250, 500, 1000, 2500, 5000, 10000, 30000, 60000)
 
@@ -18,6 +19,11 @@ class Metrics:
         self._latency: dict[str, list[int]] = {}
         self._latency_sum: dict[str, int] = defaultdict(int)
         self._ttft: dict[str, list[int]] = {}
+        self.billing_alerts: dict[str, int] = defaultdict(int)
+
+    def alert(self, kind: str) -> None:
+        """A billing alert from the recorder (a charge failed, was capped, was lost)."""
+        self.billing_alerts[kind] += 1
 
     def observe(self, record: Record) -> None:
         model = record.model or ""
@@ -56,14 +62,29 @@ class Metrics:
         ]
         for (model, kind), n in sorted(self.tokens.items()):
             lines.append(f'switchgate_tokens_total{{model="{_esc(model)}",kind="{kind}"}} {n}')
+        # Spend is exact: integer units, and USD as the exact decimal (never via a float).
         lines += [
-            "# HELP switchgate_cost_usd_total Amount charged, in USD.",
+            "# HELP switchgate_cost_units_total Amount charged, in units (1 USD = 10^12).",
+            "# TYPE switchgate_cost_units_total counter",
+        ]
+        for model, units in sorted(self.cost_units.items()):
+            lines.append(f'switchgate_cost_units_total{{model="{_esc(model)}"}} {units}')
+        lines += [
+            "# HELP switchgate_cost_usd_total Amount charged, in USD (exact decimal).",
             "# TYPE switchgate_cost_usd_total counter",
         ]
         for model, units in sorted(self.cost_units.items()):
-            lines.append(
-                f'switchgate_cost_usd_total{{model="{_esc(model)}"}} {units / 10**12:.12f}'
-            )
+            usd = format_usd_exact(units)
+            lines.append(f'switchgate_cost_usd_total{{model="{_esc(model)}"}} {usd}')
+        lines += [
+            "# HELP switchgate_billing_alerts_total Charges that failed to be written"
+            " (charge_failed), were capped (charge_capped) or were lost at shutdown"
+            " (records_lost). Any increase needs an operator.",
+            "# TYPE switchgate_billing_alerts_total counter",
+        ]
+        for kind in ("charge_failed", "charge_capped", "records_lost"):
+            n = self.billing_alerts.get(kind, 0)
+            lines.append(f'switchgate_billing_alerts_total{{kind="{kind}"}} {n}')
         lines += self._histogram("switchgate_latency_ms", "Request latency.", self._latency, True)
         lines += self._histogram("switchgate_ttft_ms", "Time to first byte.", self._ttft, False)
         return "\n".join(lines) + "\n"

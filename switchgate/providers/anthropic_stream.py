@@ -18,7 +18,7 @@ from switchgate.core.events import (
     UsageUpdate,
 )
 from switchgate.core.response import FinishReason
-from switchgate.core.usage import Usage
+from switchgate.core.usage import Usage, reported_count
 from switchgate.errors import ErrorKind, GatewayError
 from switchgate.providers.meters import BlockMeter, usage_key_pattern
 from switchgate.providers.sse import SSEEvent, SSEParser
@@ -75,10 +75,10 @@ def merge_usage(into: dict[str, int], usage: Any) -> None:
     for key in _USAGE_KEYS:
         value = usage.get(key)
         if isinstance(value, int) and not isinstance(value, bool):
-            into[key] = value
+            into[key] = reported_count(value, key)
     details = usage.get("output_tokens_details")
     if isinstance(details, dict) and isinstance(details.get("thinking_tokens"), int):
-        into["thinking_tokens"] = details["thinking_tokens"]
+        into["thinking_tokens"] = reported_count(details["thinking_tokens"], "thinking_tokens")
 
 
 def to_usage(raw: dict[str, int]) -> Usage:

@@ -26,7 +26,7 @@ from switchgate.core.events import (
 )
 from switchgate.core.request import ChatRequest
 from switchgate.core.response import ChatResponse, FinishReason
-from switchgate.core.usage import Usage
+from switchgate.core.usage import Usage, reported_count
 from switchgate.dialects.gemini_generate.parts import get_field, part_to_core, synth_call_id
 from switchgate.errors import ErrorKind, GatewayError
 from switchgate.providers.meters import BlockMeter, usage_key_pattern
@@ -58,9 +58,9 @@ def gemini_finish(raw: str | None, has_calls: bool) -> FinishReason:
 
 def _count(meta: dict[str, Any], name: str) -> int:
     value = get_field(meta, name)
-    if isinstance(value, int) and not isinstance(value, bool):
-        return value
-    return int(value) if isinstance(value, str) and value.isdigit() else 0
+    if isinstance(value, str) and value.isdigit():
+        value = int(value)
+    return reported_count(value, name)
 
 
 def gemini_usage_to_core(meta: dict[str, Any]) -> Usage:

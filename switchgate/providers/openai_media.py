@@ -14,7 +14,7 @@ from typing import Any, Final
 from urllib.parse import quote
 
 from switchgate import jsonutil
-from switchgate.core.usage import Usage
+from switchgate.core.usage import Usage, reported_count
 from switchgate.dialects.openai_media.forms import Form, encode_form
 from switchgate.providers.base import Target, UpstreamRequest
 from switchgate.providers.meters import BlockMeter, usage_key_pattern
@@ -83,8 +83,7 @@ def _json(body: bytes) -> Any:
 
 
 def _int(container: Any, key: str) -> int:
-    value = container.get(key) if isinstance(container, dict) else None
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+    return reported_count(container.get(key) if isinstance(container, dict) else None, key)
 
 
 def body_usage(body: bytes) -> Usage | None:

@@ -15,7 +15,7 @@ from typing import Any, Final
 
 from switchgate.core.content import OutputPart, TextPart, ThinkingPart, ToolCallPart
 from switchgate.core.response import ChatResponse, FinishReason
-from switchgate.core.usage import Usage
+from switchgate.core.usage import Usage, reported_count
 from switchgate.errors import ErrorKind, GatewayError
 from switchgate.jsonutil import JSONDecodeError, dumps_str, loads
 
@@ -45,8 +45,7 @@ def finish_from_openai(raw: Any, has_tool_calls: bool) -> FinishReason:
 
 
 def _int(container: Any, key: str) -> int:
-    value = container.get(key) if isinstance(container, dict) else None
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+    return reported_count(container.get(key) if isinstance(container, dict) else None, key)
 
 
 def usage_from_openai(raw: Any) -> Usage | None:

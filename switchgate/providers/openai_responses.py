@@ -11,7 +11,7 @@ from typing import Any
 
 from switchgate.core.content import OutputPart, TextPart, ThinkingPart, ToolCallPart
 from switchgate.core.response import ChatResponse, FinishReason
-from switchgate.core.usage import Usage
+from switchgate.core.usage import Usage, reported_count
 from switchgate.jsonutil import JSONDecodeError, loads
 from switchgate.providers.base import Target, UpstreamRequest
 from switchgate.providers.forward import forward_json
@@ -43,8 +43,7 @@ def build_responses_passthrough(
 
 
 def _int(container: Any, key: str) -> int:
-    value = container.get(key) if isinstance(container, dict) else None
-    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+    return reported_count(container.get(key) if isinstance(container, dict) else None, key)
 
 
 def usage_from_responses(raw: Any) -> Usage | None:

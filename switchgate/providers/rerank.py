@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from switchgate import jsonutil
+from switchgate.core.usage import reported_count
 from switchgate.dialects.openai_media.requests import RerankRequest
 from switchgate.errors import ErrorKind, GatewayError
 from switchgate.providers.base import Target, UpstreamRequest
@@ -81,7 +82,7 @@ def _tokens(data: dict[str, Any]) -> int | None:
         for key in ("total_tokens", "prompt_tokens"):
             value = usage.get(key)
             if isinstance(value, int) and not isinstance(value, bool):
-                return value
+                return reported_count(value, key) or None
     return None
 
 

@@ -243,3 +243,21 @@ responses = Table(
     Column("created_at", BigInteger, nullable=False),
     Index("ix_responses_user_created", "user_id", "created_at"),
 )
+
+# Charges the recorder could not write (migration 0006): one row per request whose charge
+# failed alone, so an operator can see and settle it by hand. No foreign keys: the row
+# must be writable whatever made the charge fail. `cost` is decimal text (exact, even
+# for an amount no 64-bit column holds).
+failed_charges = Table(
+    "failed_charges",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("request_id", String(64), nullable=False),
+    Column("user_id", Integer, nullable=True),
+    Column("token_id", Integer, nullable=True),
+    Column("cost", Text, nullable=False),
+    Column("reason", Text, nullable=False),
+    Column("created_at", BigInteger, nullable=False),  # when the request arrived
+    Column("failed_at", BigInteger, nullable=False),
+    Index("ix_failed_charges_failed", "failed_at"),
+)

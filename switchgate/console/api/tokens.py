@@ -102,8 +102,7 @@ async def edit_token(request: Request, actor: Actor) -> dict[str, Any]:
     body = await json_body(request)
     fields = _fields(body)
     async with gw(request).db.begin() as conn:
-        if fields:
-            await service.update_token(conn, token_id, owner=actor.user_id, **fields)
+        await service.update_token(conn, token_id, owner=actor.user_id, **fields)
         if "status" in body:
             status = str(body["status"])
             if status not in ("active", "disabled"):

@@ -91,8 +91,9 @@ def messages_ask(body: dict[str, Any], messages: list[Any]) -> Ask:
 
 def anthropic_usage(plan: Plan, output_tokens: int | None = None) -> dict[str, Any]:
     read, write = plan.cached_tokens, plan.cache_write_tokens
+    uncached = plan.prompt_tokens - read - write
     return {
-        "input_tokens": max(0, plan.prompt_tokens - read - write),
+        "input_tokens": uncached if plan.directives.usage_input is not None else max(0, uncached),
         "output_tokens": plan.completion_tokens if output_tokens is None else output_tokens,
         "cache_creation_input_tokens": write,
         "cache_read_input_tokens": read,
@@ -248,13 +249,18 @@ class AnthropicMessages:
         headers = {"request-id": f"req_mock{number}"}
         if body.get("stream") is not True:
             return json_response(message(mid, body["model"], plan), 200, headers)
+        events = message_stream(mid, body["model"], plan)
+        drop_after = d.drop_after
+        if d.close_after_content:  # message_delta and message_stop never come
+            drop_after = len(events) - 2
         return await send_stream(
             request,
-            message_stream(mid, body["model"], plan),
+            events,
             headers=headers,
             interval_ms=d.interval_ms if d.interval_ms is not None else config.chunk_interval_ms,
-            drop_after=d.drop_after,
+            drop_after=drop_after,
             error_event=_stream_error(d),
+            tail=(2, d.tail_delay_ms) if d.tail_delay_ms is not None else None,
         )
 
     async def count_tokens(self, request: web.Request) -> web.StreamResponse:

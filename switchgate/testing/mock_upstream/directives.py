@@ -25,6 +25,14 @@ class Directives:
     cached: bool = False
     cache_write: bool = False
     text: str | None = None
+    # Fault modes for billing: report these token counts whatever they are (negative,
+    # absurdly large), instead of the real ones.
+    usage_input: int | None = None
+    usage_output: int | None = None
+    # Anthropic streams: end the stream right after the last content_block_stop (no
+    # message_delta, no message_stop) / wait this long before message_delta.
+    close_after_content: bool = False
+    tail_delay_ms: float | None = None
     words: int | None = None  # the reply is this many words ("w1 w2 ..."): a long answer
     ignore_max_tokens: bool = False  # a reasoning model's habit: answer past the limit
     call: str | None = None  # scripted: call this tool (scripted.py)
@@ -54,6 +62,13 @@ def _ms(value: str | None) -> float | None:
     return ms if 0 <= ms <= 600_000 else None
 
 
+def _any_int(raw: str | None) -> int | None:
+    try:
+        return None if raw is None else int(raw.strip())
+    except ValueError:
+        return None
+
+
 def _flag(_raw: str | None) -> bool:
     return True
 
@@ -79,6 +94,10 @@ _PARSERS: Final[dict[str, tuple[str, Callable[[str | None], object]]]] = {
     "cached": ("cached", _flag),
     "cache_write": ("cache_write", _flag),
     "text": ("text", _text),
+    "usage_input": ("usage_input", _any_int),
+    "usage_output": ("usage_output", _any_int),
+    "close_after_content": ("close_after_content", _flag),
+    "tail_delay": ("tail_delay_ms", _ms),
     "words": ("words", lambda raw: _int(raw, 1, 1_000_000)),
     "ignore_max_tokens": ("ignore_max_tokens", _flag),
     "call": ("call", lambda raw: raw.strip() if raw and raw.strip() else None),

@@ -78,10 +78,12 @@ async def send_stream(
     interval_ms: float = 0,
     drop_after: int | None = None,
     error_event: bytes | None = None,
+    tail: tuple[int, float] | None = None,
 ) -> web.StreamResponse:
     """Send pre-encoded events. Without pauses or a cut the whole stream goes out in one write
     (cheapest); with `interval_ms` every event is written (flushed) separately; with a cut the
-    TCP connection is closed after the last event, without any terminator."""
+    TCP connection is closed after the last event, without any terminator. `tail` =
+    (N, ms): everything but the last N events goes out at once, then a pause of `ms`."""
     stall_after, cut_after, invalid_after = request.get(STREAM_FAULTS) or (None, None, None)
     if cut_after is not None:
         drop_after = cut_after if drop_after is None else min(drop_after, cut_after)
@@ -90,11 +92,19 @@ async def send_stream(
     if stall_after is not None:
         return await _stall(request, events[:stall_after], content_type, headers)
     events, cut = arrange(events, error_event, drop_after)
-    if not cut and interval_ms <= 0:
+    if tail is not None and len(events) > tail[0]:
+        resp = web.StreamResponse(headers=headers)
+        resp.content_type = content_type
+        await resp.prepare(request)
+        await resp.write(b"".join(events[: -tail[0]]))
+        await asyncio.sleep(tail[1] / 1000)
+        events = events[-tail[0] :]
+    elif not cut and interval_ms <= 0:
         return web.Response(body=b"".join(events), headers=headers, content_type=content_type)
-    resp = web.StreamResponse(headers=headers)
-    resp.content_type = content_type
-    await resp.prepare(request)
+    else:
+        resp = web.StreamResponse(headers=headers)
+        resp.content_type = content_type
+        await resp.prepare(request)
     if interval_ms > 0:
         for i, event in enumerate(events):
             if i:

@@ -190,12 +190,14 @@ def plan_reply(ask: Ask, d: Directives, config: MockConfig) -> Plan:
     if reasoning:
         digest = hashlib.blake2b(reasoning.encode(), digest_size=24).digest()
         signature = base64.b64encode(b"mock-signature:" + digest).decode()
+    if d.usage_input is not None:
+        prompt = d.usage_input
     return Plan(
         text=text,
         reasoning=reasoning,
         tool_calls=calls,
         prompt_tokens=prompt,
-        completion_tokens=output + reasoning_tokens,
+        completion_tokens=(output + reasoning_tokens if d.usage_output is None else d.usage_output),
         reasoning_tokens=reasoning_tokens,
         cached_tokens=prompt // 2 if (d.cached or ask.cache_hint) else 0,
         cache_write_tokens=prompt // 4 if d.cache_write else 0,

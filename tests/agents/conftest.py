@@ -12,7 +12,9 @@ leaving the machine.
 import json
 import os
 import shutil
+import sqlite3
 import subprocess
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -159,9 +161,22 @@ class AgentRun:
 
     bin: Path
     gateway: Gateway
+    email: str
     token: str
     home: Path
     work: Path
+
+    def failed_requests(self) -> list[tuple[str, int, str | None]]:
+        """(endpoint, status, error) of this user's logged calls that didn't answer 200:
+        an agent may carry on past a failed side call, the log shows it."""
+        time.sleep(0.3)  # logs are written in batches (SWITCHGATE_FLUSH_SECONDS=0.05)
+        with sqlite3.connect(self.gateway.data_dir / "switchgate.db") as db:
+            rows = db.execute(
+                "SELECT l.endpoint, l.status, l.error FROM request_logs l "
+                "JOIN users u ON u.id = l.user_id WHERE u.email = ? AND l.status != 200",
+                (self.email,),
+            ).fetchall()
+        return [(str(e), int(s), r) for e, s, r in rows]
 
     def env(self) -> dict[str, str]:
         dead = f"http://127.0.0.1:{free_port()}"  # nothing listens there
@@ -255,8 +270,8 @@ class AgentRun:
 
 @pytest.fixture
 def agents(agent_bin: Path, agents_gateway: Gateway, tmp_path: Path) -> AgentRun:
-    _, token = agents_gateway.new_user(balance_usd=10)
+    email, token = agents_gateway.new_user(balance_usd=10)
     home, work = tmp_path / "home", tmp_path / "work"
     home.mkdir()
     work.mkdir()
-    return AgentRun(agent_bin, agents_gateway, token, home, work)
+    return AgentRun(agent_bin, agents_gateway, email, token, home, work)

@@ -9,6 +9,7 @@ channels. See docs/agents.md.
 """
 
 import json
+import subprocess
 from typing import Final
 
 import pytest
@@ -31,11 +32,11 @@ def _tool_prompt(agent: str, path: str) -> str:
     return f"Read the note. [[mock:call={call[0]}]] [[mock:args={json.dumps(call[1])}]]"
 
 
-def _check(done: object, expected: str) -> None:
-    assert hasattr(done, "returncode") and hasattr(done, "stdout")
-    report = f"exit {done.returncode}\nstdout:\n{done.stdout}\nstderr:\n{done.stderr}"  # type: ignore[attr-defined]
-    assert done.returncode == 0, report  # type: ignore[attr-defined]
-    assert expected in done.stdout, report  # type: ignore[attr-defined]
+def _check(agents: AgentRun, done: "subprocess.CompletedProcess[str]", expected: str) -> None:
+    report = f"exit {done.returncode}\nstdout:\n{done.stdout}\nstderr:\n{done.stderr}"
+    assert done.returncode == 0, report
+    assert expected in done.stdout, report
+    assert agents.failed_requests() == [], report  # no side call failed along the way
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -43,7 +44,7 @@ def _check(done: object, expected: str) -> None:
 def test_one_turn(agents: AgentRun, agent: str, kind: str) -> None:
     word = f"ZEBRA-{agent}-{kind}"
     done = agents.run(agent, MODELS[kind], f"Say the word. [[mock:text={word}]]")
-    _check(done, word)
+    _check(agents, done, word)
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -52,15 +53,15 @@ def test_tool_round_trip(agents: AgentRun, agent: str, kind: str) -> None:
     note = agents.work / "note.txt"
     note.write_text(f"the password is {SECRET}\n")
     done = agents.run(agent, MODELS[kind], _tool_prompt(agent, str(note)))
-    _check(done, SECRET)  # only the file has it: the tool ran and its result came back
+    _check(agents, done, SECRET)  # only the file has it: the tool ran and its result came back
 
 
 def test_codex_on_a_native_responses_channel(agents: AgentRun) -> None:
     done = agents.run("codex", RESPONSES_MODEL, "Say the word. [[mock:text=NATIVE-RESPONSES]]")
-    _check(done, "NATIVE-RESPONSES")
+    _check(agents, done, "NATIVE-RESPONSES")
     note = agents.work / "note.txt"
     note.write_text(f"the password is {SECRET}\n")
-    _check(agents.run("codex", RESPONSES_MODEL, _tool_prompt("codex", str(note))), SECRET)
+    _check(agents, agents.run("codex", RESPONSES_MODEL, _tool_prompt("codex", str(note))), SECRET)
 
 
 @pytest.mark.parametrize("kind", ["anthropic", "gemini"])
@@ -72,5 +73,5 @@ def test_codex_namespaced_tool_call(agents: AgentRun, kind: str) -> None:
     args = json.dumps({"target": "no-such-agent"})
     prompt = f"Close it. [[mock:call=close_agent]] [[mock:args={args}]]"
     done = agents.run("codex", MODELS[kind], prompt)
-    _check(done, "Tool result received:")
+    _check(agents, done, "Tool result received:")
     assert "invalid agent id" in done.stdout, done.stdout  # its multi-agent handler ran

@@ -4,12 +4,12 @@ import logging
 
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from switchgate.console.body_limit import read_limited
 from switchgate.lifecycle import Lifecycle
-from switchgate.observability.process import process_metrics
+from switchgate.observability.endpoint import allowed_on_main_port
 from switchgate.readiness import healthz, readiness
 from switchgate.relay import realtime, routes_gemini, routes_openai, routes_responses
 from switchgate.relay.asgi import Receive, Scope, Send
@@ -43,15 +43,13 @@ def _web_app(state: AppState) -> Starlette:
         return await readiness(state)
 
     async def metrics(request: Request) -> Response:
-        token = state.settings.metrics_token
-        if token is not None:
-            allowed = request.headers.get("authorization") == f"Bearer {token}"
-        else:
-            allowed = request.client is not None and request.client.host in ("127.0.0.1", "::1")
-        if not allowed:
+        client = request.client.host if request.client is not None else None
+        authorization = request.headers.get("authorization")
+        if not allowed_on_main_port(state.settings, authorization, client):
+            if state.settings.metrics_address:
+                return JSONResponse({"error": "not found"}, status_code=404)
             return JSONResponse({"error": "forbidden"}, status_code=403)
-        text = state.metrics.render() + process_metrics(state.upstream.open_connections)
-        return PlainTextResponse(text, media_type="text/plain; version=0.0.4")
+        return Response(state.metrics.render(), media_type="text/plain; version=0.0.4")
 
     from switchgate.console.app import console_routes
     from switchgate.console.render import templates

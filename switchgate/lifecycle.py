@@ -9,6 +9,8 @@ from switchgate import drain
 from switchgate.accounts.bootstrap import ensure_admin
 from switchgate.billing.prices import load_prices
 from switchgate.catalog import Catalog
+from switchgate.observability.endpoint import start_listener
+from switchgate.observability.sampling import process_exited, sample_metrics
 from switchgate.routing.channels import load_channels
 from switchgate.state import AppState
 from switchgate.storage import migrate
@@ -28,6 +30,7 @@ async def refresh_catalog(state: AppState) -> None:
         prices = await load_prices(conn)
     state.catalog = Catalog.build(channels, prices, now_ms())
     state.tokens.clear()
+    state.rate_meter.clear()
     state.config_version = version
 
 
@@ -45,6 +48,7 @@ class Lifecycle:
         self.state = state
         self._run_migrations = run_migrations
         self._tasks: list[asyncio.Task[None]] = []
+        self._metrics_server: asyncio.Server | None = None
 
     async def startup(self) -> None:
         state = self.state
@@ -67,6 +71,10 @@ class Lifecycle:
             self._tasks.append(
                 asyncio.create_task(listen_for_changes(state.redis, lambda: refresh_catalog(state)))
             )
+        self._tasks.append(
+            asyncio.create_task(_every(1.0, lambda: sample_metrics(state), "metrics"))
+        )
+        self._metrics_server = await start_listener(state.settings, state.metrics)
         drain.install(state, state.settings.drain_delay_seconds)
         state.ready = True
 
@@ -78,6 +86,8 @@ class Lifecycle:
             task.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await task
+        if self._metrics_server is not None:
+            self._metrics_server.close()
         try:
             await state.recorder.close()  # every charge and log row written (or logged)
         finally:
@@ -89,3 +99,4 @@ class Lifecycle:
         if state.redis is not None:
             await state.redis.aclose()
         await state.db.dispose()
+        process_exited()  # multi-process metrics: this worker's live gauges go away

@@ -26,6 +26,32 @@ def _bool(raw: str | None) -> bool | None:
     return raw.strip().lower() in ("1", "true", "yes", "on")
 
 
+def parse_model_limits(raw: str) -> dict[str, tuple[int | None, int | None]]:
+    """ "gpt-4o=600/200000, o3=60/" -> {"gpt-4o": (600, 200000), "o3": (60, None)}."""
+    out: dict[str, tuple[int | None, int | None]] = {}
+    for item in raw.split(","):
+        if not item.strip():
+            continue
+        model, sep, rates = item.partition("=")
+        rpm, slash, tpm = rates.partition("/")
+        try:
+            values = tuple(int(v) if v.strip() else None for v in (rpm, tpm))
+        except ValueError:
+            values = (0, 0)
+        if (
+            not sep
+            or not slash
+            or not model.strip()
+            or any(v is not None and v < 1 for v in values)
+        ):
+            raise ValueError(
+                f"SWITCHGATE_MODEL_LIMITS: {item.strip()!r} is not MODEL=RPM/TPM "
+                "(whole numbers of at least 1; leave a side empty for no limit)"
+            )
+        out[model.strip()] = (values[0], values[1])
+    return out
+
+
 @dataclass(frozen=True)
 class Timeouts:
     """Upstream deadlines (seconds); a channel may override any of them in its
@@ -79,6 +105,9 @@ class Settings:
     # /readyz at 503, then stop accepting and give in-flight requests and streams up to
     # drain_seconds to finish before they are cancelled.
     drain_seconds: float = 30.0
+    # Requests / tokens per minute per model over every user (SWITCHGATE_MODEL_LIMITS,
+    # "MODEL=RPM/TPM,..." with either side empty for none), e.g. an upstream's quota.
+    model_limits: Mapping[str, tuple[int | None, int | None]] = field(default_factory=dict)
     drain_delay_seconds: float = 0.0
     # Worst-case output tokens held for a request that sets no max_tokens.
     default_hold_output_tokens: int = 4096
@@ -87,9 +116,13 @@ class Settings:
     secret_key: str | None = None  # encrypts channel keys; generated under data_dir if unset
     secret_key_previous: tuple[str, ...] = ()  # old keys, still accepted while rotating
     log_level: str = "info"
+    log_format: str = "auto"  # json | text | auto (JSON lines unless stderr is a terminal)
+    access_log: bool = True  # one line per relayed request (switchgate.access, INFO)
     # GET /metrics: with a token set, scrapers must send it as a Bearer token;
     # without one, only loopback clients may read it.
     metrics_token: str | None = None
+    # HOST:PORT: serve /metrics on this separate address only (404 on the public port).
+    metrics_address: str | None = None
     # The console and the sign-in flows.
     public_url: str = ""  # e.g. https://gw.example.com; default: the address the browser used
     # Without public_url, e-mail and OAuth links are built from the request's Host only
@@ -133,6 +166,7 @@ class Settings:
             max_body_bytes=_int(env, "SWITCHGATE_MAX_BODY_BYTES", 32 * 1024 * 1024),
             console_max_body_bytes=_int(env, "SWITCHGATE_CONSOLE_MAX_BODY_BYTES", 1024 * 1024),
             drain_seconds=_float(env, "SWITCHGATE_DRAIN_SECONDS", 30.0),
+            model_limits=parse_model_limits(env.get("SWITCHGATE_MODEL_LIMITS", "")),
             drain_delay_seconds=_float(env, "SWITCHGATE_DRAIN_DELAY_SECONDS", 0.0),
             timeouts=Timeouts(
                 connect=_float(env, "SWITCHGATE_CONNECT_TIMEOUT", 10.0),
@@ -156,7 +190,10 @@ class Settings:
                 if k.strip()
             ),
             log_level=env.get("SWITCHGATE_LOG_LEVEL", "info"),
+            log_format=env.get("SWITCHGATE_LOG_FORMAT", "auto").strip().lower() or "auto",
+            access_log=_bool(env.get("SWITCHGATE_ACCESS_LOG")) is not False,
             metrics_token=env.get("SWITCHGATE_METRICS_TOKEN") or None,
+            metrics_address=env.get("SWITCHGATE_METRICS_ADDRESS") or None,
             public_url=env.get("SWITCHGATE_PUBLIC_URL", "").rstrip("/"),
             allowed_hosts=tuple(
                 h.strip().lower()
@@ -183,7 +220,7 @@ class Settings:
 
     def with_overrides(self, values: Mapping[str, Any]) -> "Settings":
         """Apply a `[settings]` table from a config file (unknown keys are an error)."""
-        nested = ("timeouts", "routing", "site_env")
+        nested = ("timeouts", "routing", "site_env", "model_limits")  # model_limits: env only
         known = {f for f in self.__dataclass_fields__ if f not in nested}
         unknown = set(values) - known - {"timeouts", "routing"}
         if unknown:

@@ -26,6 +26,8 @@ from switchgate.observability.metrics import Metrics
 from switchgate.providers.base import ChatProvider
 from switchgate.providers.registry import chat_providers
 from switchgate.ratelimit.memory import MemoryRateLimiter
+from switchgate.ratelimit.meter import TokenMeter, model_rates
+from switchgate.ratelimit.rates import Rate
 from switchgate.ratelimit.redis import RedisRateLimiter
 from switchgate.relay.upstream import UpstreamClient
 from switchgate.routing.breaker import Ladder
@@ -57,6 +59,8 @@ class AppState:
     catalog: Catalog = field(default_factory=Catalog)
     health: Health = field(default_factory=Health)
     limiter: MemoryRateLimiter | RedisRateLimiter = field(default_factory=MemoryRateLimiter)
+    rate_meter: TokenMeter = field(default_factory=lambda: TokenMeter(MemoryRateLimiter()))
+    model_rates: dict[str, Rate] = field(default_factory=dict)  # per-model limits, if any
     redis: Redis | None = None
     account_limits: AccountLimits = field(default_factory=AccountLimits)
     dialects: Dialects = field(default_factory=Dialects)
@@ -74,6 +78,7 @@ class AppState:
         redis = Redis.from_url(settings.redis_url) if settings.redis_url else None
         holder = f"{socket.gethostname()}:{os.getpid()}:{random.getrandbits(32):08x}"
         recorder = Recorder(db, holder, settings.flush_seconds)
+        limiter = RedisRateLimiter(redis) if redis is not None else MemoryRateLimiter()
         state = cls(
             settings=settings,
             db=db,
@@ -94,9 +99,15 @@ class AppState:
                     max=settings.routing.breaker_max_seconds,
                 )
             ),
-            limiter=RedisRateLimiter(redis) if redis is not None else MemoryRateLimiter(),
+            limiter=limiter,
+            rate_meter=TokenMeter(limiter, model_rates(settings.model_limits)),
+            model_rates=model_rates(settings.model_limits),
             account_limits=AccountLimits.create(settings, redis),
         )
+        state.metrics = Metrics(lambda: state.catalog)
+        state.metrics.upstream_connections = lambda: state.upstream.open_connections
         state.recorder.observers.append(state.metrics.observe)
+        state.recorder.flush_observers.append(state.metrics.flush_latency.observe)
+        state.recorder.observers.append(state.rate_meter.observe)
         state.recorder.alerts.append(state.metrics.alert)
         return state

@@ -35,6 +35,9 @@ class Principal:
     email: str = ""
     role: str = "user"
     spend_mark: int = field(default=0)  # TokenSpend.mark when quota_used was read
+    tpm_limit: int | None = None  # the token's tokens per minute
+    user_rpm_limit: int | None = None  # over all the user's tokens
+    user_tpm_limit: int | None = None
 
 
 # A read that saw this many commits of this process's charges happen while it ran gives
@@ -118,6 +121,9 @@ class TokenCache:
                 tokens.c.allowed_models,
                 tokens.c.allowed_ips,
                 tokens.c.rpm_limit,
+                tokens.c.tpm_limit,
+                users.c.rpm_limit.label("user_rpm_limit"),
+                users.c.tpm_limit.label("user_tpm_limit"),
                 users.c.status.label("user_status"),
                 users.c.email,
                 users.c.role,
@@ -148,4 +154,7 @@ class TokenCache:
             rpm_limit=row.rpm_limit,
             email=row.email,
             role=row.role,
+            tpm_limit=row.tpm_limit,
+            user_rpm_limit=row.user_rpm_limit,
+            user_tpm_limit=row.user_tpm_limit,
         )

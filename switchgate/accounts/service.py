@@ -118,11 +118,11 @@ async def create_token(
     allowed_models: list[str] | None = None,
     allowed_ips: list[str] | None = None,
     rpm_limit: int | None = None,
+    tpm_limit: int | None = None,
 ) -> NewToken:
     if quota_limit is not None and quota_limit < 0:
         raise AccountError("the spending limit must not be negative")
-    if rpm_limit is not None and rpm_limit < 1:
-        raise AccountError("the requests-per-minute limit must be at least 1")
+    _check_rates(rpm_limit, tpm_limit)
     plain = generate_token()
     result = await conn.execute(
         tokens.insert().values(
@@ -137,6 +137,7 @@ async def create_token(
             allowed_models=jsonutil.dumps_str(allowed_models) if allowed_models else None,
             allowed_ips=jsonutil.dumps_str(_validate_ips(allowed_ips)) if allowed_ips else None,
             rpm_limit=rpm_limit,
+            tpm_limit=tpm_limit,
             created_at=now_ms(),
         )
     )
@@ -173,6 +174,7 @@ async def update_token(
     allowed_models: list[str] | None = _UNSET,
     allowed_ips: list[str] | None = _UNSET,
     rpm_limit: int | None = _UNSET,
+    tpm_limit: int | None = _UNSET,
 ) -> None:
     """Edit the user's own token; fields left out keep their value (None clears one)."""
     values: dict[str, Any] = {}
@@ -193,6 +195,9 @@ async def update_token(
         if rpm_limit is not None and rpm_limit < 1:
             raise AccountError("the requests-per-minute limit must be at least 1")
         values["rpm_limit"] = rpm_limit
+    if tpm_limit is not _UNSET:
+        _check_rates(None, tpm_limit)
+        values["tpm_limit"] = tpm_limit
     mine = (tokens.c.id == token_id, tokens.c.user_id == owner, tokens.c.status != "deleted")
     if not values:  # nothing to change, but the same answer as an edit: no id probing
         if await conn.scalar(select(tokens.c.id).where(*mine)) is None:
@@ -225,6 +230,7 @@ async def list_tokens(
             tokens.c.allowed_models,
             tokens.c.allowed_ips,
             tokens.c.rpm_limit,
+            tokens.c.tpm_limit,
         )
         .where(tokens.c.user_id == user_id, tokens.c.status != "deleted")
         .order_by(tokens.c.id)
@@ -293,3 +299,21 @@ def check_password_strength(password: str) -> None:
         raise AccountError("the password must have at least 8 characters")
     if len(password) > 1024:
         raise AccountError("the password is too long")
+
+
+def _check_rates(rpm_limit: int | None, tpm_limit: int | None) -> None:
+    if rpm_limit is not None and rpm_limit < 1:
+        raise AccountError("the requests-per-minute limit must be at least 1")
+    if tpm_limit is not None and tpm_limit < 1:
+        raise AccountError("the tokens-per-minute limit must be at least 1")
+
+
+async def set_user_rates(
+    conn: AsyncConnection, user_id: int, rpm_limit: int | None, tpm_limit: int | None
+) -> None:
+    """Requests and tokens per minute over all of a user's tokens (None: no limit)."""
+    _check_rates(rpm_limit, tpm_limit)
+    await conn.execute(
+        update(users).where(users.c.id == user_id).values(rpm_limit=rpm_limit, tpm_limit=tpm_limit)
+    )
+    await bump_config_version(conn)

@@ -34,6 +34,12 @@ SPECS: Final = (
         "true",
         choices=("true", "false"),
     ),
+    SettingSpec(
+        "pricing_page",
+        "Public pricing page (/console/pricing, no sign-in needed)",
+        "on",
+        choices=("on", "off"),
+    ),
     SettingSpec("smtp_host", "SMTP host"),
     SettingSpec("smtp_port", "SMTP port", "25"),
     SettingSpec("smtp_security", "SMTP security", "none", choices=("none", "starttls", "tls")),

@@ -45,6 +45,7 @@ class BalanceBook:
         self._clock = clock
         self._local: dict[int, int] = {}  # user id -> unspent part of this holder's lease
         self._locks: dict[int, asyncio.Lock] = {}
+        self.open_holds = 0  # non-zero holds not settled or released yet (for /metrics)
 
     def local_remaining(self, user_id: int) -> int:
         return self._local.get(user_id, 0)
@@ -53,6 +54,7 @@ class BalanceBook:
         """Reserve `amount` for a request or raise INSUFFICIENT_BALANCE."""
         if self._local.get(user_id, -1) >= amount:
             self._local[user_id] -= amount
+            self.open_holds += amount > 0
             return
         lock = self._locks.setdefault(user_id, asyncio.Lock())
         async with lock:
@@ -68,13 +70,16 @@ class BalanceBook:
                         code="insufficient_quota",
                     )
             self._local[user_id] = self._local.get(user_id, 0) - amount
+            self.open_holds += amount > 0
 
     def settle(self, user_id: int, held: int, cost: int) -> None:
         """Return the unused part of a hold (the Recorder writes the charge itself)."""
         self._local[user_id] = self._local.get(user_id, 0) + held - cost
+        self.open_holds -= held > 0
 
     def release(self, user_id: int, held: int) -> None:
         self._local[user_id] = self._local.get(user_id, 0) + held
+        self.open_holds -= held > 0
 
     async def _grow_lease(self, user_id: int, need: int) -> int | None:
         """Lease at least `need` more; returns None on success, else what was available."""

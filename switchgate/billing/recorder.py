@@ -100,8 +100,15 @@ class Recorder:
         self.flushed = 0
         self.failed = 0  # records given up on (in failed_charges, or only in the log)
         self.observers: list[Callable[[Record], None]] = []
+        self.flush_observers: list[Callable[[float], None]] = []  # seconds per batch written
         self.alerts: list[Callable[[str], None]] = []  # called with an alert kind
         self.token_spend = TokenSpend()  # what tokens' quota_used does not show yet
+
+    def observe_only(self, record: Record) -> None:
+        """Show a record to the observers (metrics, logs) without writing it: a call that
+        never authenticated has no user to log it under."""
+        for observe in self.observers:
+            observe(record)
 
     def add(self, record: Record) -> None:
         if record.model is not None and len(record.model) > NAME_LIMIT:
@@ -170,6 +177,7 @@ class Recorder:
                 while todo > 0:
                     batch = self._queue[: min(self._batch_size, todo)]
                     todo -= len(batch)
+                    started = time.perf_counter()
                     try:
                         await self._write(batch)
                     except Exception as exc:
@@ -179,6 +187,8 @@ class Recorder:
                         await self._write_apart(batch)
                     else:
                         self._written(len(batch))
+                        for observe in self.flush_observers:
+                            observe(time.perf_counter() - started)
 
     def _written(self, count: int) -> None:
         del self._queue[:count]

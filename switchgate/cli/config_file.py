@@ -40,6 +40,7 @@ from typing import Any
 from switchgate.billing.media_pricing import media_extra
 from switchgate.billing.prices import set_price
 from switchgate.money import per_million_to_unit_price, usd_to_units
+from switchgate.relay.paid_options import check_paid_options
 from switchgate.routing.channels import upsert_channel
 from switchgate.routing.limits import check_timeouts
 from switchgate.storage.db import Database
@@ -110,6 +111,8 @@ async def apply_config(
                 extra["responses"] = entry["responses"]  # (unset: responses_passthrough.py)
             if "timeouts" in entry:
                 extra["timeouts"] = check_timeouts(dict(entry["timeouts"]))
+            if "paid_options" in entry:
+                extra["paid_options"] = check_paid_options(entry["paid_options"])
             _, created = await upsert_channel(
                 conn,
                 box,

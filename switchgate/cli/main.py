@@ -13,6 +13,7 @@ from typing import Any
 from switchgate.accounts.service import AccountError
 from switchgate.billing.ledger import LedgerError
 from switchgate.catalogue.entries import CatalogueError
+from switchgate.cli.audit import add_audit_commands, run_audit
 from switchgate.cli.catalogue import add_catalogue_commands, run_catalogue
 from switchgate.cli.channel_test import CommandFailed, add_test_command, run_channel_test
 from switchgate.cli.config_file import ConfigError, apply_config, read_config
@@ -60,6 +61,12 @@ def _parser() -> argparse.ArgumentParser:
     add.add_argument("email")
     add.add_argument("--password")
     add.add_argument("--admin", action="store_true")
+    ulimit = users.add_parser(
+        "limit", help="requests / tokens per minute over all of a user's tokens"
+    )
+    ulimit.add_argument("email")
+    ulimit.add_argument("--rpm", type=int, help="requests per minute (0: no limit)")
+    ulimit.add_argument("--tpm", type=int, help="input + output tokens per minute (0: no limit)")
 
     balance = sub.add_parser("balance", help="top up or show balances")
     bsub = balance.add_subparsers(dest="action", required=True)
@@ -80,6 +87,7 @@ def _parser() -> argparse.ArgumentParser:
     tcreate.add_argument("--models", help="comma-separated models this token may use")
     tcreate.add_argument("--ips", help="comma-separated client IPs or CIDR ranges")
     tcreate.add_argument("--rpm", type=int, help="requests per minute")
+    tcreate.add_argument("--tpm", type=int, help="input + output tokens per minute")
     tlist = tsub.add_parser("list")
     tlist.add_argument("email")
     for verb in ("revoke", "disable", "enable"):
@@ -113,6 +121,7 @@ def _parser() -> argparse.ArgumentParser:
     add_test_command(csub)
 
     add_price_commands(sub)
+    add_audit_commands(sub)
     add_secret_key_commands(sub)
     add_catalogue_commands(sub)
 
@@ -184,6 +193,13 @@ async def _users_add(ops: Ops, args: argparse.Namespace) -> None:
     print(f"created {user.role} {user.email} (id {user.id})")
 
 
+async def _users_limit(ops: Ops, args: argparse.Namespace) -> None:
+    rpm, tpm = args.rpm or None, args.tpm or None
+    await ops.set_user_rates(args.email, rpm, tpm)
+    shown = ", ".join(f"{v} {u} per minute" for v, u in ((rpm, "requests"), (tpm, "tokens")) if v)
+    print(f"{args.email.strip().lower()}: {shown or 'no rate limit'}")
+
+
 async def _balance_add(ops: Ops, args: argparse.Namespace) -> None:
     units = usd_to_units(args.amount_usd, allow_negative=True)
     new = await ops.add_balance(args.email, units, args.note, actor="cli")
@@ -208,6 +224,7 @@ async def _tokens_create(ops: Ops, args: argparse.Namespace) -> None:
         allowed_models=_csv(args.models),
         allowed_ips=_csv(args.ips),
         rpm_limit=args.rpm,
+        tpm_limit=args.tpm,
     )
     print(f"token id {token.id} created; it is shown only this once:")
     print(token.token)
@@ -273,6 +290,7 @@ async def _config(ops: Ops, args: argparse.Namespace) -> None:
 HANDLERS: dict[tuple[str, str], Handler] = {
     ("migrate", ""): _migrate,
     ("users", "add"): _users_add,
+    ("users", "limit"): _users_limit,
     ("balance", "add"): _balance_add,
     ("balance", "show"): _balance_show,
     ("tokens", "create"): _tokens_create,
@@ -292,6 +310,7 @@ HANDLERS: dict[tuple[str, str], Handler] = {
     ("catalogue", "import"): run_catalogue,
     ("config", ""): _config,
     ("secret-key", "rotate"): run_secret_key,
+    ("audit", "list"): run_audit,
 }
 
 

@@ -1,10 +1,14 @@
 """`switchgate serve`: migrate, apply --config, then run uvicorn (uvloop + httptools)."""
 
 import asyncio
+import contextlib
 import logging
 import math
 import os
+import shutil
 import signal
+import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 from types import FrameType
 from typing import TYPE_CHECKING, Any
@@ -77,7 +81,8 @@ def serve(
     }
     if workers > 1:
         # The supervisor passes SIGTERM to every worker, waits for them, and exits 0.
-        uvicorn.run("switchgate.cli.serve:worker_app", workers=workers, **options)
+        with metrics_directory():
+            uvicorn.run("switchgate.cli.serve:worker_app", workers=workers, **options)
         return 0
     server = _Server(uvicorn.Config("switchgate.cli.serve:worker_app", **options))
     server.run()
@@ -103,6 +108,24 @@ def worker_app() -> "GatewayApp":
     app = create_app_from_env()
     tune_worker()
     return app
+
+
+@contextlib.contextmanager
+def metrics_directory() -> Iterator[None]:
+    """prometheus-client's multi-process mode for `--workers N`: every worker writes its
+    series to files in one directory that a scrape of any worker sums up. An operator's
+    own PROMETHEUS_MULTIPROC_DIR is used (emptied first); otherwise a temporary one."""
+    configured = os.environ.get("PROMETHEUS_MULTIPROC_DIR")
+    path = Path(configured) if configured else Path(tempfile.mkdtemp(prefix="switchgate-metrics-"))
+    path.mkdir(parents=True, exist_ok=True)
+    for stale in path.glob("*.db"):
+        stale.unlink()
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = str(path)
+    try:
+        yield
+    finally:
+        if not configured:
+            shutil.rmtree(path, ignore_errors=True)
 
 
 def _safe(url: str) -> str:

@@ -9,6 +9,7 @@ from starlette.routing import BaseRoute, Mount, Route
 from starlette.staticfiles import StaticFiles
 
 from switchgate.console.api import (
+    audit,
     billing,
     catalogue,
     channels,
@@ -17,6 +18,7 @@ from switchgate.console.api import (
     prices,
     redemptions,
     settings,
+    stats,
     tokens,
     users,
 )
@@ -27,6 +29,7 @@ from switchgate.console.pages import page_routes
 from switchgate.console.render import STATIC_DIR
 from switchgate.console.routes.auth import auth_routes
 from switchgate.console.routes.oauth import oauth_routes
+from switchgate.console.routes.pricing import pricing_routes
 
 API_ROUTES: Final[list[ApiRoute]] = [
     *me.ROUTES,
@@ -39,6 +42,8 @@ API_ROUTES: Final[list[ApiRoute]] = [
     *users.ROUTES,
     *redemptions.ROUTES,
     *settings.ROUTES,
+    *stats.ROUTES,
+    *audit.ROUTES,
 ]
 
 
@@ -55,9 +60,20 @@ async def _api_not_found(request: Request) -> Response:
     return error_response(404, f"no API endpoint {request.method} {request.url.path}", "not_found")
 
 
+def _audit_action(route: ApiRoute) -> str | None:
+    """Every admin write is audited, under its route ("POST /api/users/{id:int}/balance")."""
+    if route.admin and route.method not in ("GET", "HEAD"):
+        return f"{route.method} {route.path}"
+    return None
+
+
 def console_routes() -> list[BaseRoute]:
     api: list[BaseRoute] = [
-        Route(r.path, api_endpoint(r.handler, admin=r.admin), methods=[r.method])
+        Route(
+            r.path,
+            api_endpoint(r.handler, admin=r.admin, audit=_audit_action(r)),
+            methods=[r.method],
+        )
         for r in API_ROUTES
     ]
     return [
@@ -65,6 +81,7 @@ def console_routes() -> list[BaseRoute]:
         *page_routes(),
         *auth_routes(),
         *oauth_routes(),
+        *pricing_routes(),
         Route("/api/openapi.json", _openapi(), methods=["GET"]),
         *api,
         Route(

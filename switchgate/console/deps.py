@@ -11,6 +11,7 @@ from starlette.responses import JSONResponse, Response
 from switchgate import jsonutil
 from switchgate.accounts import csrf, sessions
 from switchgate.accounts.service import AccountError
+from switchgate.audit import actions as audit_actions
 from switchgate.billing.ledger import LedgerError
 from switchgate.billing.redemption import RedemptionError
 from switchgate.errors import GatewayError
@@ -167,7 +168,12 @@ async def api_actor(request: Request) -> Actor:
 ApiHandler = Callable[[Request, Actor], Awaitable[Any]]
 
 
-def api_endpoint(handler: ApiHandler, *, admin: bool) -> Callable[[Request], Awaitable[Response]]:
+def api_endpoint(
+    handler: ApiHandler, *, admin: bool, audit: str | None = None
+) -> Callable[[Request], Awaitable[Response]]:
+    """`audit`: the action name under which a successful call is added to the audit log
+    (every admin write has one, see console/app.py)."""
+
     async def endpoint(request: Request) -> Response:
         try:
             actor = await api_actor(request)
@@ -178,11 +184,31 @@ def api_endpoint(handler: ApiHandler, *, admin: bool) -> Callable[[Request], Awa
             return error_response(err.status, err.message, err.code)
         except USER_ERRORS as exc:
             return error_response(400, str(exc), "invalid")
+        if audit is not None:
+            await _audit(request, actor, audit)
         if isinstance(result, Response):
             return result
         return JSON(result)
 
     return endpoint
+
+
+async def _audit(request: Request, actor: Actor, action: str) -> None:
+    raw = await request.body()  # cached by Starlette: what the handler read
+    try:
+        detail: Any = jsonutil.loads(raw) if raw else None
+    except jsonutil.JSONDecodeError:
+        detail = None
+    entry = audit_actions.Entry(
+        actor=actor.email,
+        actor_id=actor.user_id,
+        action=action,
+        target=request.url.path,
+        detail=detail,
+        ip=client_ip(request),
+    )
+    async with gw(request).db.begin() as conn:
+        await audit_actions.record(conn, entry)
 
 
 async def json_body(request: Request) -> dict[str, Any]:

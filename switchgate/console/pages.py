@@ -41,6 +41,7 @@ PAGES: Final = (
     Page("user", "Users", admin=True),
     Page("redemption", "Redemption codes", admin=True),
     Page("setting", "Settings", admin=True),
+    Page("audit", "Audit log", admin=True),
 )
 
 

@@ -16,6 +16,11 @@ from switchgate.storage.tables import ledger, request_logs, tokens, users
 
 DAY_MS: Final = 86_400_000
 MAX_PAGE: Final = 200
+STOPPED: Final = 499  # the client went away (a user's own Stop): not an error
+
+
+def _is_error() -> Any:
+    return and_(request_logs.c.status >= 400, request_logs.c.status != STOPPED)
 
 
 async def daily_usage(conn: AsyncConnection, user_id: int, days: int = 30) -> list[dict[str, Any]]:
@@ -28,7 +33,7 @@ async def daily_usage(conn: AsyncConnection, user_id: int, days: int = 30) -> li
             day.label("day"),
             func.coalesce(func.sum(request_logs.c.cost), 0).label("spend"),
             func.count().label("requests"),
-            func.sum(case((request_logs.c.status >= 400, 1), else_=0)).label("errors"),
+            func.sum(case((_is_error(), 1), else_=0)).label("errors"),
         )
         .where(request_logs.c.user_id == user_id, request_logs.c.created_at >= since)
         .group_by(day)
@@ -92,7 +97,9 @@ def _log_query(f: LogFilter) -> Select[Any]:
     if f.status == "ok":
         conditions.append(request_logs.c.status < 400)
     elif f.status == "error":
-        conditions.append(request_logs.c.status >= 400)
+        conditions.append(_is_error())
+    elif f.status == "stopped":
+        conditions.append(request_logs.c.status == STOPPED)
     elif f.status and f.status.isdigit():
         conditions.append(request_logs.c.status == int(f.status))
     if f.since is not None:
@@ -110,6 +117,23 @@ def _log_query(f: LogFilter) -> Select[Any]:
     return query.where(*conditions).order_by(
         request_logs.c.created_at.desc(), request_logs.c.id.desc()
     )
+
+
+async def log_by_request_id(
+    conn: AsyncConnection, request_id: str, user_id: int | None
+) -> Any | None:
+    """The log row of one request (index ix_logs_request_id); user_id None: any user's."""
+    query = (
+        _log_query(LogFilter(user_id=user_id))
+        .add_columns(
+            request_logs.c.channel_id,
+            request_logs.c.upstream_model,
+            request_logs.c.cache_write_tokens,
+            request_logs.c.usage_estimated,
+        )
+        .where(request_logs.c.request_id == request_id)
+    )
+    return (await conn.execute(query.limit(1))).first()
 
 
 def log_row(row: Any) -> dict[str, Any]:

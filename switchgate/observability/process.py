@@ -1,6 +1,4 @@
-"""Per-process gauges for /metrics: each worker reports its own memory, CPU time and open
-upstream connections, labelled with its pid (a scrape reaches one worker; with
-`--workers N` the series of all N appear over successive scrapes)."""
+"""This worker's memory and CPU time, read from /proc and os.times() at scrape time."""
 
 import os
 
@@ -16,13 +14,15 @@ def _status_kb(field: str) -> int | None:
     return None
 
 
-def process_metrics(upstream_connections: int) -> str:
-    pid = os.getpid()
+def process_samples() -> list[tuple[str, str, float]]:
+    """(name, help, value); names ending in _total are counters."""
     times = os.times()
-    lines = [
-        "# HELP process_cpu_seconds_total User and system CPU time of this worker.",
-        "# TYPE process_cpu_seconds_total counter",
-        f'process_cpu_seconds_total{{pid="{pid}"}} {times.user + times.system:.2f}',
+    out = [
+        (
+            "process_cpu_seconds_total",
+            "User and system CPU time of this worker.",
+            round(times.user + times.system, 2),
+        )
     ]
     for name, field, help_text in (
         ("process_resident_memory_bytes", "VmRSS:", "Resident memory of this worker."),
@@ -30,14 +30,5 @@ def process_metrics(upstream_connections: int) -> str:
     ):
         kb = _status_kb(field)
         if kb is not None:
-            lines += [
-                f"# HELP {name} {help_text}",
-                f"# TYPE {name} gauge",
-                f'{name}{{pid="{pid}"}} {kb * 1024}',
-            ]
-    lines += [
-        "# HELP switchgate_upstream_connections Open keep-alive connections to upstreams.",
-        "# TYPE switchgate_upstream_connections gauge",
-        f'switchgate_upstream_connections{{pid="{pid}"}} {upstream_connections}',
-    ]
-    return "\n".join(lines) + "\n"
+            out.append((name, help_text, float(kb * 1024)))
+    return out

@@ -240,7 +240,8 @@ def _int(value: Any) -> int:
 
 class AnthropicUsageMeter(BlockMeter):
     """Reads usage (and generated text) from a passed-through Anthropic stream: usage from
-    `message_start` and `message_delta` as they come, the text lazily (providers.meters)."""
+    `message_start` and `message_delta` as they come, the text lazily (providers.meters).
+    Only `message_delta` carries the final output count; `message_start` says 1."""
 
     usage_pattern = usage_key_pattern("usage")
 
@@ -248,9 +249,13 @@ class AnthropicUsageMeter(BlockMeter):
         super().__init__()
         self._usage: dict[str, int] = {}
         self._seen = False
+        self._final = False
 
     def usage(self) -> Usage | None:
         return to_usage(self._usage) if self._seen and self._usage else None
+
+    def usage_final(self) -> bool:
+        return self._final
 
     def output_text(self) -> str:
         return self._collected_text()
@@ -261,6 +266,7 @@ class AnthropicUsageMeter(BlockMeter):
             merge_usage(self._usage, payload["message"].get("usage"))
         elif kind == "message_delta":
             merge_usage(self._usage, payload.get("usage"))
+            self._final = True
         else:
             return False
         self._seen = True

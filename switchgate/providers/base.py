@@ -54,6 +54,13 @@ class UsageMeter(Protocol):
         """Text generated so far (for counting tokens when the upstream omits usage)."""
         ...
 
+    def usage_final(self) -> bool:
+        """Whether `usage()` is the upstream's final count. A stream cut short may have
+        reported a running count only (Anthropic's `message_start` says `output_tokens:
+        1`): the relay then bills the larger of it and the tokenizer's count of the text
+        delivered, marked estimated."""
+        ...
+
 
 class ChatProvider(Protocol):
     """A provider that serves chat. `kind` is the channel kind; `dialect` is the name of

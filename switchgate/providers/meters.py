@@ -120,6 +120,12 @@ class BlockMeter:
                 self._take_text(event.event, payload, text)
         return found
 
+    def usage_final(self) -> bool:
+        """Whether the usage read is the final count (see providers.base.UsageMeter).
+        True here: OpenAI streams report usage once, at the end, and Gemini's every
+        usageMetadata is the running total so far."""
+        return True
+
     def _take_usage(self, event: str | None, payload: dict[str, Any]) -> bool:
         """Record the usage `payload` carries, if any; True if it did."""
         raise NotImplementedError

@@ -155,3 +155,6 @@ class ResponsesUsageMeter:
 
     def output_text(self) -> str:
         return "".join(self._text)
+
+    def usage_final(self) -> bool:
+        return True  # usage comes only with the terminal event

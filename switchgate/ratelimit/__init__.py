@@ -1,1 +1,1 @@
-"""Requests-per-minute limits per token."""
+"""Requests and tokens per minute, per token and per user (docs/scaling.md)."""

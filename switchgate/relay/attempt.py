@@ -25,6 +25,7 @@ from typing import Protocol
 
 from switchgate.errors import ErrorKind, GatewayError
 from switchgate.providers.base import Target, UpstreamRequest
+from switchgate.relay.gate import admit_model
 from switchgate.relay.outcome import Outcome
 from switchgate.relay.upstream import UpstreamResponse, read_all, wait_body
 from switchgate.routing.breaker import Phase
@@ -100,10 +101,14 @@ async def attempt(
     stream: bool,
     no_channel: Callable[[], GatewayError] | None = None,
 ) -> None:
+    if state.model_rates:  # SWITCHGATE_MODEL_LIMITS (scale-out, docs/scaling.md)
+        await admit_model(state, model)
     health = state.health
     settings = state.settings.routing
     tries = 0
     last_error: GatewayError | None = None
+    metrics = state.metrics
+    last_failed: tuple[int, str] | None = None  # (channel id, reason) of the last failed send
     queue = plan(channels, health, state.rng, model)
     deferred: set[int] = set()
     i = 0
@@ -123,10 +128,15 @@ async def attempt(
         retried = False
         while True:
             tries += 1
+            if last_failed is not None:  # this send retries an attempt that failed
+                metrics.retried(last_failed[0], last_failed[1], channel.id)
             error, wait, response = await _send(state, route, candidate, request, limits, stream)
             if response is not None:
+                metrics.attempt_ok(channel.id)
+                last_failed = None
                 break
             assert error is not None
+            last_failed = (channel.id, metrics.attempt_failed(channel.id, error))
             last_error = error
             if not fails_over(error):
                 raise error

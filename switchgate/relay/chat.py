@@ -21,7 +21,7 @@ from switchgate.dialects.base import ChatDialect
 from switchgate.errors import ErrorKind, GatewayError
 from switchgate.providers.base import ChatProvider, Target, UpstreamRequest
 from switchgate.providers.hosted_tools import dropped_header
-from switchgate.relay import policy
+from switchgate.relay import paid_options, policy
 from switchgate.relay.asgi import SSE_HEADERS, ClientGone, Responder
 from switchgate.relay.attempt import attempt
 from switchgate.relay.outcome import Outcome
@@ -92,6 +92,9 @@ async def run_chat(state: AppState, call: ChatCall, responder: Responder) -> Non
 async def _attempt_channels(state: AppState, call: ChatCall, responder: Responder) -> None:
     model = call.request.model
     channels = state.catalog.channels_by_model.get(model, ())
+    wanted = paid_options.paid_options(call.dialect.name, call.body, call.headers)
+    if wanted:
+        channels = tuple(paid_options.usable(channels, wanted, model))
     route = _ChatRoute(state, call, responder)
     await attempt(state, model, channels, route, call.outcome, stream=call.request.stream)
 
@@ -135,17 +138,29 @@ class _ChatRoute:
 
 
 def _complete_usage(
-    state: AppState, request: ChatRequest, usage: Usage | None, output_text: Callable[[], str]
+    state: AppState,
+    request: ChatRequest,
+    usage: Usage | None,
+    output_text: Callable[[], str],
+    final: bool = True,
 ) -> Usage:
-    """Usage as reported, with whatever the upstream left out counted by the tokenizer."""
-    if usage is not None and usage.input_tokens and usage.output_tokens:
+    """Usage as reported, with whatever the upstream left out counted by the tokenizer.
+
+    `final=False`: the stream ended before the upstream's final count (an Anthropic
+    stream cut before `message_delta` has only `message_start`'s `output_tokens: 1`), so
+    the output is the larger of the reported count and the tokenizer's count of the text
+    delivered, and the usage is marked estimated."""
+    if final and usage is not None and usage.input_tokens and usage.output_tokens:
         return usage
-    text = output_text()
     base = usage or Usage()
+    if final and base.output_tokens:
+        output = base.output_tokens
+    else:
+        output = max(base.output_tokens, state.tokenizer.count(output_text()))
     return replace(
         base,
         input_tokens=base.input_tokens or state.tokenizer.count_request(request),
-        output_tokens=base.output_tokens or state.tokenizer.count(text),
+        output_tokens=output,
         estimated=True,
     )
 
@@ -202,10 +217,15 @@ async def _relay_stream(
 ) -> None:
     headers = call.stream_headers or SSE_HEADERS
     await responder.start(200, [*headers, *extra_headers] if extra_headers else headers)
-    if passthrough:
-        await _pass_stream(state, call, provider, response, responder)
-    else:
-        await _translate_stream(state, call, provider, response, responder)
+    metrics = state.metrics
+    metrics.streams_open += 1
+    try:
+        if passthrough:
+            await _pass_stream(state, call, provider, response, responder)
+        else:
+            await _translate_stream(state, call, provider, response, responder)
+    finally:
+        metrics.streams_open -= 1
 
 
 async def _pass_stream(
@@ -238,7 +258,9 @@ async def _pass_stream(
             event = pass_filter.feed(event) + pass_filter.close()
         await _end_with_error(call, responder, event)
     finally:
-        outcome.usage = _complete_usage(state, call.request, meter.usage(), meter.output_text)
+        outcome.usage = _complete_usage(
+            state, call.request, meter.usage(), meter.output_text, meter.usage_final()
+        )
 
 
 async def _translate_stream(
@@ -281,13 +303,17 @@ async def _translate_stream(
         outcome.error = accumulator.error
     except GatewayError as err:
         outcome.error = err
-        await _end_with_error(call, responder, encoder.encode(StreamError(err)))
+        # close() after an error only ends the framing (a JSON-array stream's `]`)
+        await _end_with_error(call, responder, encoder.encode(StreamError(err)) + encoder.close())
     finally:
         keepalive.stop()
         reported = (
             accumulator.usage if accumulator.usage and accumulator.usage.total_tokens else None
         )
-        outcome.usage = _complete_usage(state, call.request, reported, accumulator.text)
+        # The upstream's count is final once the answer finished (Anthropic: message_delta
+        # carries both; OpenAI and Gemini report usage with or after the finish).
+        final = accumulator.finish is not None
+        outcome.usage = _complete_usage(state, call.request, reported, accumulator.text, final)
 
 
 class _KeepAlive:

@@ -75,6 +75,8 @@ async def finishing(
     finally:
         if outcome.user_id is not None:
             state.recorder.add(outcome.record())
+        else:
+            state.recorder.observe_only(outcome.record())
 
 
 async def handle_chat(

@@ -27,6 +27,7 @@ from urllib.parse import parse_qs, quote
 
 from switchgate import jsonutil
 from switchgate.accounts.auth import Principal
+from switchgate.billing.holds import Hold
 from switchgate.billing.pricing import Price
 from switchgate.billing.realtime import realtime_cost, realtime_hold, realtime_usage
 from switchgate.billing.realtime_transcription import COMPLETED
@@ -143,17 +144,18 @@ async def serve(state: AppState, scope: Scope, receive: Receive, send: Send) -> 
         policy.check_model(principal, model, state.catalog)
         price = policy.price_of(model, state.catalog)
         hold = session_hold(state, price)
-        await state.book.hold(principal.user_id, hold)
+        reservation = Hold(state.book, state.recorder.token_spend, principal)
+        await reservation.take(hold)  # against the balance and the token's limit
     except GatewayError as err:
         await _deny(scope, send, err)
         return
     try:
         upstream, channel, upstream_model = await _connect_upstream(state, model, headers)
     except GatewayError as err:
-        state.book.release(principal.user_id, hold)
+        reservation.settle(0)
         await _deny(scope, send, err)
         return
-    session = _Session(state, principal, price, hold, receive, send)
+    session = _Session(state, principal, price, hold, reservation, receive, send)
     session.model, session.upstream_model, session.channel, session.ip = (
         model,
         upstream_model,
@@ -166,7 +168,7 @@ async def serve(state: AppState, scope: Scope, receive: Receive, send: Send) -> 
         await session.run(upstream)
     finally:
         await upstream.close()
-        state.book.release(principal.user_id, session.held)
+        reservation.settle(0)  # what is still held for the next response
 
 
 class _Session:
@@ -179,12 +181,13 @@ class _Session:
         principal: Principal,
         price: Price,
         hold: int,
+        reservation: Hold,
         receive: Receive,
         send: Send,
     ) -> None:
         self.state, self.principal, self.price = state, principal, price
-        self.hold = hold
-        self.held = hold  # what is reserved right now
+        self.hold = hold  # reserved for each response in turn
+        self.reservation = reservation  # what is reserved right now
         self._receive, self._send = receive, send
         self.model = self.upstream_model = ""
         self.channel: Channel | None = None
@@ -276,17 +279,14 @@ class _Session:
 
     async def _charge(self, outcome: Outcome) -> bool:
         """Settle one charge against the hold, record it, and hold again for the next one."""
-        user_id = self.principal.user_id
-        self.state.book.settle(user_id, self.held, outcome.cost)
-        self.held = 0
+        outcome.cost = self.reservation.settle(outcome.cost)
         self.state.recorder.add(outcome.record())
         try:
             policy.check_principal(self.principal, self.ip, self.state.recorder.token_spend)
-            await self.state.book.hold(user_id, self.hold)
+            await self.reservation.take(self.hold)
         except GatewayError as err:
             await self._error(err)
             return False
-        self.held = self.hold
         return True
 
     def _outcome(self, usage: Usage | None, cost: int, endpoint: str = "realtime") -> Outcome:

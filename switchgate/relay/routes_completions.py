@@ -9,6 +9,7 @@ when the upstream reports none, the tokenizer's count of the prompt and the text
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 
+from switchgate.billing.output_guard import OutputGuard
 from switchgate.billing.pricing import Price, token_cost, token_hold
 from switchgate.core.usage import Usage
 from switchgate.dialects.openai_media.requests import (
@@ -63,12 +64,16 @@ class CompletionsExchange(Exchange):
         self.body = body
         self.default_output = hold_out
 
-    def hold(self, price: Price) -> int:
+    @property
+    def held_output(self) -> int:
+        """Output tokens held: the limit (else the default) for every choice of every prompt."""
         request = self.request
-        prompt_tokens = sum(prompt_size(p) for p in request.prompts) + 16
         per_choice = request.max_tokens if request.max_tokens is not None else self.default_output
-        outputs = per_choice * request.choices * len(request.prompts)
-        return token_hold(price, prompt_tokens, outputs)
+        return per_choice * request.choices * len(request.prompts)
+
+    def hold(self, price: Price) -> int:
+        prompt_tokens = sum(prompt_size(p) for p in self.request.prompts) + 16
+        return token_hold(price, prompt_tokens, self.held_output)
 
     def build(self, channel: Channel, target: Target) -> UpstreamRequest:
         return passthrough_json(
@@ -83,9 +88,18 @@ class CompletionsExchange(Exchange):
             reported = body_usage(data)
             usage = complete_usage(tokenizer, prompts, reported, lambda: completion_text(data))
             delivery.bill(token_cost(delivery.price, usage), usage)
+            await delivery.hold.cover(delivery.outcome.cost)  # an upstream past max_tokens
             await delivery.whole(data)
             return
         meter = StreamUsageMeter()
+        guard = OutputGuard(
+            delivery.hold,
+            delivery.price.output,
+            self.held_output,
+            tokenizer.count,
+            meter.text,
+            lambda: meter.usage,
+        )
         try:
             await delivery.stream(
                 response,
@@ -93,6 +107,7 @@ class CompletionsExchange(Exchange):
                 meter=meter.feed,
                 pass_filter=None if self.request.wants_usage else OpenAIUsageStripper(),
                 in_band_errors=True,
+                guard=guard,
             )
         finally:
             usage = complete_usage(tokenizer, prompts, meter.usage, meter.text)

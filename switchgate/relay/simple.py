@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from switchgate.accounts.auth import Principal
 from switchgate.billing.holds import Hold
+from switchgate.billing.output_guard import OutputGuard, ends_event
 from switchgate.billing.pricing import Price
 from switchgate.core.usage import Usage
 from switchgate.dialects.base import ChatDialect
@@ -58,6 +59,7 @@ class Delivery:
     price: Price
     channel: Channel
     target: Target  # the channel's address and key this call went to
+    hold: Hold
 
     def bill(self, cost: int, usage: Usage | None = None) -> None:
         self.outcome.cost = cost
@@ -76,15 +78,21 @@ class Delivery:
         meter: Callable[[bytes], None] | None = None,
         pass_filter: PassFilter | None = None,
         in_band_errors: bool = False,
+        guard: OutputGuard | None = None,
     ) -> None:
         """Relay the upstream body chunk by chunk as it arrives. A failure after the start
         ends the response (with the dialect's in-band error event when `in_band_errors`);
-        the caller bills in a `finally`."""
+        the caller bills in a `finally`. A `guard` (SSE streams only) stops an answer that
+        outgrows what its hold can grow to (billing/output_guard.py)."""
         await self.responder.start(200, headers)
+        sent = b"\n\n"
         try:
             async for chunk in iter_body(response):
                 if meter is not None:
                     meter(chunk)
+                if guard is not None and guard.due(len(chunk)) and ends_event(sent):
+                    await guard.check()
+                sent = chunk
                 out = pass_filter.feed(chunk) if pass_filter is not None else chunk
                 if out:
                     self.outcome.first_byte()
@@ -185,7 +193,7 @@ async def _run(
     hold = Hold(state.book, state.recorder.token_spend, principal)
     await hold.take(exchange.hold(price))
     try:
-        route = _ExchangeRoute(state, exchange, price, outcome, responder, dialect)
+        route = _ExchangeRoute(state, exchange, price, outcome, responder, dialect, hold)
         await attempt(state, exchange.model, channels, route, outcome, stream=exchange.stream)
     finally:
         outcome.cost = hold.settle(outcome.cost)
@@ -201,6 +209,7 @@ class _ExchangeRoute:
     outcome: Outcome
     responder: Responder
     dialect: ChatDialect
+    hold: Hold
 
     def build(self, channel: Channel, target: Target) -> UpstreamRequest | None:
         return self.exchange.build(channel, target)
@@ -210,7 +219,14 @@ class _ExchangeRoute:
 
     async def deliver(self, channel: Channel, target: Target, response: UpstreamResponse) -> None:
         delivery = Delivery(
-            self.state, self.outcome, self.responder, self.dialect, self.price, channel, target
+            self.state,
+            self.outcome,
+            self.responder,
+            self.dialect,
+            self.price,
+            channel,
+            target,
+            self.hold,
         )
         await self.exchange.relay(delivery, response)
 

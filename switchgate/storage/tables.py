@@ -33,6 +33,9 @@ users = Table(
     # Bumped to serialise lease grants (a portable row lock).
     Column("lease_seq", BigInteger, nullable=False, default=0),
     Column("created_at", BigInteger, nullable=False),
+    # Requests / tokens per minute over all the user's tokens (NULL: no limit).
+    Column("rpm_limit", Integer, nullable=True),
+    Column("tpm_limit", Integer, nullable=True),
 )
 
 ledger = Table(
@@ -75,6 +78,7 @@ tokens = Table(
     Column("allowed_models", Text, nullable=True),  # JSON list
     Column("allowed_ips", Text, nullable=True),  # JSON list of IPs / CIDRs
     Column("rpm_limit", Integer, nullable=True),
+    Column("tpm_limit", Integer, nullable=True),  # input + output tokens per minute
     Column("created_at", BigInteger, nullable=False),
     Column("last_used_at", BigInteger, nullable=True),
     Index("ix_tokens_user", "user_id"),
@@ -144,6 +148,7 @@ request_logs = Table(
     Column("error", Text, nullable=True),
     Index("ix_logs_user_created", "user_id", "created_at"),
     Index("ix_logs_created", "created_at"),
+    Index("ix_logs_request_id", "request_id"),  # migration 0008
 )
 
 kv = Table(
@@ -260,4 +265,65 @@ failed_charges = Table(
     Column("created_at", BigInteger, nullable=False),  # when the request arrived
     Column("failed_at", BigInteger, nullable=False),
     Index("ix_failed_charges_failed", "failed_at"),
+)
+
+# Admin actions (switchgate/audit): append-only, the database refuses UPDATE and DELETE
+# (triggers from migration 0007).
+audit_log = Table(
+    "audit_log",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("created_at", BigInteger, nullable=False),
+    Column("actor", String(320), nullable=False),  # e-mail address, or "cli"
+    Column("actor_id", Integer, nullable=True),
+    Column("action", String(64), nullable=False),
+    Column("target", String(200), nullable=False),
+    Column("detail", Text, nullable=True),  # JSON, secrets masked
+    Column("ip", String(64), nullable=True),
+    Index("ix_audit_log_created", "created_at"),
+)
+
+# --- admin dashboard rollups (migration 0008) ---
+
+# Requests, errors (>= 400 but not 499), stopped (499), tokens and spend per UTC hour,
+# user, model ('' when none) and channel (0 when none); one row per group.
+usage_hourly = Table(
+    "usage_hourly",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("hour", BigInteger, nullable=False),  # epoch ms of the hour's start
+    Column("user_id", Integer, nullable=False),
+    Column("model", String(200), nullable=False),
+    Column("channel_id", Integer, nullable=False),
+    Column("requests", Integer, nullable=False),
+    Column("errors", Integer, nullable=False),
+    Column("stopped", Integer, nullable=False),
+    Column("input_tokens", BigInteger, nullable=False),
+    Column("output_tokens", BigInteger, nullable=False),
+    Column("cost", BigInteger, nullable=False),
+    Index("ix_usage_hourly_hour", "hour"),
+)
+
+# A histogram per hour, model and channel of successful requests' latency and time to
+# first token (metric latency | ttft; bucket: console/rollup.py BUCKETS_MS).
+latency_hourly = Table(
+    "latency_hourly",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("hour", BigInteger, nullable=False),
+    Column("model", String(200), nullable=False),
+    Column("channel_id", Integer, nullable=False),
+    Column("metric", String(8), nullable=False),
+    Column("bucket", Integer, nullable=False),
+    Column("count", Integer, nullable=False),
+    Index("ix_latency_hourly_hour", "hour"),
+)
+
+# The hours already summarised (each exactly once: the key makes a racing second
+# summary of the same hour fail and roll back).
+rollup_hours = Table(
+    "rollup_hours",
+    metadata,
+    Column("hour", BigInteger, primary_key=True, autoincrement=False),
+    Column("rolled_at", BigInteger, nullable=False),
 )

@@ -8,8 +8,9 @@ import pytest
 from sqlalchemy import func, select
 
 from switchgate.cli.ops import Ops
+from switchgate.money import per_million_to_unit_price
 from switchgate.storage.tables import balance_leases, failed_charges, ledger, request_logs, users
-from tests.conftest import Gateway, config_toml
+from tests.conftest import PRICES, Gateway, config_toml
 from tests.support import (
     IN_CI,
     Process,
@@ -113,3 +114,33 @@ def leases(gw: Gateway) -> int:
             return int(await conn.scalar(select(func.count()).select_from(balance_leases)) or 0)
 
     return int(gw.ops(job))
+
+
+@pytest.fixture(scope="module", params=DATABASES, name="two_workers")
+def two_workers_fixture(
+    request: pytest.FixtureRequest,
+    tmp_path_factory: pytest.TempPathFactory,
+    mock_upstream: Process,
+) -> Iterator[Gateway]:
+    """A gateway with two worker processes, on SQLite and on PostgreSQL."""
+    for url in database_urls(request):
+        gw = start_gateway(tmp_path_factory, mock_upstream, url)
+        yield gw
+        gw.process.stop()
+        break
+
+
+def _unit(model: str, kind: str) -> int:
+    spec = PRICES[model]
+    return per_million_to_unit_price(spec.get(kind, spec["input"]))
+
+
+def expected_cost(model: str, row: Any) -> int:
+    """Independent of billing/pricing.py: the documented formula over the logged counts."""
+    uncached = row.input_tokens - row.cache_read_tokens - row.cache_write_tokens
+    return (
+        uncached * _unit(model, "input")
+        + row.cache_read_tokens * _unit(model, "cache_read")
+        + row.cache_write_tokens * _unit(model, "cache_write")
+        + row.output_tokens * _unit(model, "output")
+    )

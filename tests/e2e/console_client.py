@@ -7,11 +7,13 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import httpx
+import pytest
 from sqlalchemy import update
 
 from switchgate.cli.ops import Ops
 from switchgate.storage.tables import users
-from tests.conftest import Gateway
+from tests.conftest import ADMIN_EMAIL, ADMIN_PASSWORD, Gateway, _start_gateway
+from tests.support import Process
 
 PASSWORD = "correct-horse-battery"
 
@@ -74,3 +76,10 @@ def signed_in(gateway: Gateway, balance_usd: int = 0, admin: bool = False) -> Co
     response = console.signin(verified_user(gateway, balance_usd, admin))
     assert response.status_code == 303, response.text
     return console
+
+
+def own_gateway(tmp_path_factory: pytest.TempPathFactory, mock: Process) -> Gateway:
+    """A gateway of its own (same channels and prices, the same admin), for tests that
+    count site-wide totals, which the shared gateway's other tests would change."""
+    env = {"SWITCHGATE_ADMIN_EMAIL": ADMIN_EMAIL, "SWITCHGATE_ADMIN_PASSWORD": ADMIN_PASSWORD}
+    return _start_gateway(tmp_path_factory, mock, None, env)

@@ -3,6 +3,7 @@ held when the upstream ignores max_tokens, token spending limits that reserve re
 in flight. Over real sockets against the fake upstream, on SQLite (one process) and on
 PostgreSQL with two workers; every balance read also checks balance == sum(ledger)."""
 
+import json
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
@@ -323,6 +324,14 @@ DIALECTS: dict[str, tuple[str, Any, str]] = {
         },
         '"error":',
     ),
+    "gemini-array": (  # streamGenerateContent without alt=sse: one JSON array
+        "/v1beta/models/{model}:streamGenerateContent",
+        lambda model: {
+            "contents": [{"role": "user", "parts": [{"text": RUNAWAY}]}],
+            "generationConfig": {"maxOutputTokens": 10},
+        },
+        '"error":',
+    ),
     "responses": (
         "/v1/responses",
         lambda model: {"model": model, "max_output_tokens": 10, "stream": True, "input": RUNAWAY},
@@ -336,6 +345,8 @@ CASES = [
     ("anthropic", "claude-mock"),
     ("anthropic", "gpt-mock"),
     ("gemini", "gemini-mock"),
+    ("gemini-array", "gemini-mock"),
+    ("gemini-array", "gpt-mock"),
     ("responses", "gpt-resp"),  # native Responses upstream
     ("responses", "gpt-mock"),  # translated to chat
 ]
@@ -361,6 +372,9 @@ def test_upstream_ignoring_max_tokens_is_stopped(
     stream = _sse(gateway, path.format(model=model), body(model), headers)
     assert marker in stream[-2000:] and "answer was stopped" in stream[-2000:], stream[-2000:]
     assert 10 < _words(stream) < 5000
+    if dialect == "gemini-array":
+        elements = json.loads(stream)  # the error is the array's last element
+        assert elements[-1]["error"]["status"] == "RESOURCE_EXHAUSTED"
     found = settled(gateway, email, 1)
     assert len(found) == 1 and found[0] > 0
     assert gateway.balance(email) == budget - found[0] >= 0
@@ -412,3 +426,42 @@ def test_concurrent_runaway_streams_never_overdraw(gw: Gateway) -> None:
     found = settled(gw, email, started)
     assert len(found) == started
     assert gw.balance(email) == budget - sum(found) >= 0
+
+
+def test_legacy_completions_past_max_tokens_are_bounded(gateway: Gateway) -> None:
+    """/v1/completions: the same bound, streamed (error event) and whole (402)."""
+    budget = GPT_OUT * 1000
+    email, token = user_with(gateway, budget)
+    sdk = oai(gateway, token)
+    with pytest.raises(openai.APIStatusError) as info:
+        sdk.completions.create(model="gpt-mock", prompt=RUNAWAY, max_tokens=10)
+    assert info.value.status_code == 402 and "not delivered" in info.value.message
+    texts: list[str] = []
+    with pytest.raises(openai.APIError) as stopped:
+        for chunk in sdk.completions.create(
+            model="gpt-mock", prompt=RUNAWAY, max_tokens=10, stream=True
+        ):
+            texts.extend(choice.text for choice in chunk.choices)
+    assert "answer was stopped" in stopped.value.message
+    assert 10 < len("".join(texts).split()) < 5000
+    found = settled(gateway, email, 2)
+    assert len(found) == 2 and gateway.balance(email) == budget - sum(found) >= 0
+
+
+def test_realtime_responses_reserve_the_tokens_limit(gateway: Gateway) -> None:
+    """A Realtime session holds for its next response against the token's limit too: a
+    limit of exactly one hold serves one response, then the session ends with an error."""
+    from tests.e2e.test_openai_realtime import MODEL, SESSION_HOLD_INPUT_TOKENS, ask, price
+    from tests.e2e.test_openai_realtime import client as realtime_client
+
+    hold = SESSION_HOLD_INPUT_TOKENS * price("input") + DEFAULT_HOLD_OUTPUT * price("output")
+    email, token = user_with(gateway, UNITS_PER_USD, quota_limit=hold)
+    with realtime_client(gateway, token).realtime.connect(model=MODEL) as connection:
+        events = ask(connection, "just one please")
+        assert events[-1].type == "response.done"
+        tail = list(connection)  # an error event, then the gateway closes the socket
+    assert [e.type for e in tail] == ["error"]
+    assert tail[0].error.code == "token_quota_exceeded"
+    found = settled(gateway, email, 1)
+    assert len(found) == 1 and found[0] <= hold
+    assert gateway.balance(email) == UNITS_PER_USD - found[0]

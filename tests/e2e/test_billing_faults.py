@@ -16,51 +16,23 @@ from sqlalchemy import select
 
 from switchgate.billing.ledger import add_entry
 from switchgate.cli.ops import Ops
-from switchgate.money import MAX_AMOUNT, UNITS_PER_USD, per_million_to_unit_price
+from switchgate.money import MAX_AMOUNT, UNITS_PER_USD
 from switchgate.storage.tables import users
-from tests.conftest import ADMIN_EMAIL, ADMIN_PASSWORD, PRICES, Gateway, config_toml
-from tests.e2e.billing_support import (
+from tests.conftest import ADMIN_EMAIL, ADMIN_PASSWORD, Gateway, config_toml
+from tests.e2e.billing_support import (  # noqa: F401 - two_workers is a fixture
     DATABASES,
     charges,
     database_urls,
+    expected_cost,
     failures,
     leases,
     logs,
     start_gateway,
+    two_workers_fixture,
     user_id,
 )
 from tests.e2e.console_client import Console
 from tests.support import Process, free_port, gateway_env, run_cli, wait_for
-
-
-@pytest.fixture(scope="module", params=DATABASES)
-def two_workers(
-    request: pytest.FixtureRequest,
-    tmp_path_factory: pytest.TempPathFactory,
-    mock_upstream: Process,
-) -> Iterator[Gateway]:
-    for url in database_urls(request):
-        gw = start_gateway(tmp_path_factory, mock_upstream, url)
-        yield gw
-        gw.process.stop()
-        break
-
-
-def _unit(model: str, kind: str) -> int:
-    spec = PRICES[model]
-    return per_million_to_unit_price(spec.get(kind, spec["input"]))
-
-
-def expected_cost(model: str, row: Any) -> int:
-    """Independent of billing/pricing.py: the documented formula over the logged counts."""
-    uncached = row.input_tokens - row.cache_read_tokens - row.cache_write_tokens
-    return (
-        uncached * _unit(model, "input")
-        + row.cache_read_tokens * _unit(model, "cache_read")
-        + row.cache_write_tokens * _unit(model, "cache_write")
-        + row.output_tokens * _unit(model, "output")
-    )
-
 
 FAULTS = [
     "[[mock:usage_output=-100000]]",  # the issue's credit of 0.999999999997 USD

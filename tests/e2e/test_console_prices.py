@@ -5,6 +5,7 @@ free answer. Uses its own channel and model names, so the shared catalogue is un
 
 from typing import Any
 
+import httpx
 import openai
 import pytest
 
@@ -21,6 +22,7 @@ MAP = {
     "rt-stt": "whisper-1",
     "rt-rerank": "rerank-oai",
     "rt-free-image": "dall-e-3",
+    "gpt-5.5": "gpt-mock",  # in the shipped catalogue: the pricing page shows its context
 }
 
 
@@ -113,3 +115,25 @@ def test_a_model_whose_price_charges_nothing_is_a_clear_404(
     assert gateway.balance(email) == 10 * 10**12
     view = live(admin, "rt-free-image")
     assert view is not None and view["priced"] is False
+
+
+def test_the_public_pricing_page_lists_prices_and_context_and_can_be_turned_off(
+    gateway: Gateway, admin: Console
+) -> None:
+    set_price(admin, "gpt-5.5", {"kind": "chat", "input_per_1m": "1.25", "output_per_1m": "10"})
+    page = httpx.get(f"{gateway.url}/console/pricing")  # no session
+    assert page.status_code == 200
+    row = page.text[page.text.index("<b>gpt-5.5</b>") :].split("</tr>")[0]
+    assert "$1.25 in / $10 out per 1M tokens" in row and "1,050,000" in row
+    dall = page.text[page.text.index("<b>dall-mock</b>") :].split("</tr>")[0]
+    assert "$0.04 per image" in dall and "$0 /" not in dall
+    assert "rt-free-image" not in page.text  # a model that charges nothing is not offered
+    assert 'id="pricing-link"' in httpx.get(f"{gateway.url}/console/signin").text
+    admin.ok("PUT", "/api/settings", {"pricing_page": "off"})
+    try:
+        off = httpx.get(f"{gateway.url}/console/pricing")
+        assert off.status_code == 404 and "does not publish its prices" in off.text
+        assert 'id="pricing-link"' not in httpx.get(f"{gateway.url}/console/signin").text
+    finally:
+        admin.ok("PUT", "/api/settings", {"pricing_page": None})
+    assert httpx.get(f"{gateway.url}/console/pricing").status_code == 200

@@ -281,16 +281,17 @@ def test_metrics_count_requests(gateway: Gateway) -> None:
 
     text = wait_for(
         lambda: (
-            'switchgate_requests_total{endpoint="chat.completions",model="gpt-mock",status="200"}'
-            in scrape()
+            'switchgate_requests_total{channel="mock-openai",code="200",dialect="openai",'
+            'endpoint="chat.completions",model="gpt-mock",status_class="2xx"}' in scrape()
             and scrape()
         )
     )
-    assert "switchgate_latency_ms_bucket" in text and "switchgate_tokens_total" in text
+    assert "switchgate_request_duration_seconds_bucket" in text
+    assert "switchgate_tokens_total" in text
     rss = [line for line in text.splitlines() if line.startswith("process_resident_memory_bytes{")]
-    assert len(rss) == 1 and int(rss[0].split()[-1]) > 10_000_000  # this worker, in bytes
+    assert len(rss) == 1 and float(rss[0].split()[-1]) > 10_000_000  # this worker, in bytes
     pooled = [line for line in text.splitlines() if line.startswith("switchgate_upstream_conn")]
-    assert len(pooled) == 1 and int(pooled[0].split()[-1]) >= 1  # the call above left one open
+    assert len(pooled) == 1 and float(pooled[0].split()[-1]) >= 1  # the call above left one open
 
 
 def test_retrieve_one_model(gateway: Gateway) -> None:

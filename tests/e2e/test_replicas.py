@@ -145,3 +145,41 @@ def test_balance_never_below_zero_across_replicas(replicas: list[Gateway]) -> No
     balance = a.balance(email)  # also checks that the ledger sums to the balance
     assert balance >= 0
     assert balance == start - total
+
+
+def test_user_rpm_admits_n_in_total_over_tokens_and_replicas(replicas: list[Gateway]) -> None:
+    email, first = replicas[0].new_user()
+
+    async def job(ops: Ops) -> str:
+        await ops.set_user_rates(email, 10, None)
+        return (await ops.create_token(email, "second")).token
+
+    tokens = [first, str(replicas[0].ops(job))]
+    time.sleep(1.5)  # a direct database change: replicas see it at their next poll (1 s)
+    _away_from_a_minute_boundary()
+    with ThreadPoolExecutor(max_workers=16) as pool:
+        statuses = list(pool.map(lambda i: _ask(replicas[i % 2], tokens[i // 2 % 2]), range(30)))
+    assert statuses.count(200) == 10, statuses
+    assert statuses.count(429) == 20, statuses
+
+
+def test_token_tpm_counts_tokens_spent_on_every_replica(replicas: list[Gateway]) -> None:
+    email, probe = replicas[0].new_user()
+    sdk = openai.OpenAI(base_url=f"{replicas[0].url}/v1", api_key=probe, max_retries=0)
+    usage = sdk.chat.completions.create(
+        model="gpt-mock", max_tokens=10, messages=[{"role": "user", "content": "hi"}]
+    ).usage
+    assert usage is not None
+    per_request = usage.prompt_tokens + usage.completion_tokens
+
+    async def job(ops: Ops) -> str:
+        limit = 3 * per_request + per_request // 2  # room for 4 requests, not 5
+        return (await ops.create_token(email, "tpm", tpm_limit=limit)).token
+
+    token = str(replicas[0].ops(job))
+    _away_from_a_minute_boundary()
+    statuses = []
+    for i in range(6):
+        statuses.append(_ask(replicas[i % 2], token))
+        time.sleep(0.1)  # tokens are counted once the answer is recorded
+    assert statuses == [200, 200, 200, 200, 429, 429]

@@ -34,7 +34,7 @@ def test_saving_the_view_unchanged_is_a_no_op_for_every_kind() -> None:
     ]
     for price in prices:
         view = price_view(price)
-        body = {k: v for k, v in view.items() if k not in ("model", "priced")}
+        body = {k: v for k, v in view.items() if k not in ("model", "priced", "summary")}
         assert merge_price(price, body) == price
 
 
@@ -82,3 +82,18 @@ def test_a_price_with_nothing_above_zero_charges_nothing() -> None:
     assert charges_nothing(Price("x", kind="image", extra={"image": 0}))
     assert not charges_nothing(DALL)
     assert not charges_nothing(Price("x", per_request=1))
+
+
+@pytest.mark.parametrize(
+    ("price", "summary"),
+    [
+        (DALL, ["$0.04 per image", "1024x1024:hd: $0.08 per image"]),
+        (Price("t", kind="tts", extra={"per_character": 15_000_000}), ["$15 per 1M characters"]),
+        (Price("w", kind="stt", extra={"per_minute": 6 * U // 1000}), ["$0.006 per minute of audio"]),  # noqa: E501
+        (Price("g", input=1_000_000, output=2_500_000), ["$1 in / $2.5 out per 1M tokens"]),
+        (Price("r", kind="rerank", per_request=2 * U // 1000), ["$0.002 per request"]),
+        (Price("free", kind="image"), ["no price set"]),
+    ],
+)
+def test_the_summary_names_the_real_units(price: Price, summary: list[str]) -> None:
+    assert price_view(price)["summary"] == summary

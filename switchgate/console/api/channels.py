@@ -7,6 +7,7 @@ from starlette.requests import Request
 
 from switchgate.console.api.registry import BOOL, INT, STR, STR_LIST, ApiRoute, obj
 from switchgate.console.deps import Actor, ApiError, gw, json_body, path_int
+from switchgate.relay.paid_options import check_paid_options
 from switchgate.relay.probe import probe_channel
 from switchgate.routing.channels import (
     KNOWN_KINDS,
@@ -58,6 +59,7 @@ async def list_channels(request: Request, actor: Actor) -> dict[str, Any]:
                 "status": c.status,
                 "headers": dict(c.extra.get("headers", {})),
                 "api_version": c.extra.get("api_version"),
+                "paid_options": list(c.extra.get("paid_options", ())),
                 **channel_health(breakers, c.id),
                 "last_error": errors[c.id].message if c.id in errors else None,
                 "last_error_at": errors[c.id].at_ms if c.id in errors else None,
@@ -96,6 +98,8 @@ async def _save(request: Request, body: dict[str, Any], current: Any | None) -> 
         extra["headers"] = headers
     if merged.get("api_version"):
         extra["api_version"] = str(merged["api_version"])
+    if merged.get("paid_options"):
+        extra["paid_options"] = check_paid_options(merged["paid_options"])
     async with state.db.begin() as conn:
         channel_id, _ = await upsert_channel(
             conn,
@@ -144,6 +148,7 @@ async def _current(request: Request, channel_id: int) -> dict[str, Any]:
         "enabled": c.status == "enabled",
         "headers": dict(c.extra.get("headers", {})),
         "api_version": c.extra.get("api_version"),
+        "paid_options": list(c.extra.get("paid_options", ())),
     }
 
 

@@ -35,6 +35,43 @@ def _usd(units: int | None) -> str | None:
     return None if units is None else format_usd_exact(units)
 
 
+def _money(units: int, per_million: bool = False) -> str:
+    text = unit_price_to_per_million(units) if per_million else format_usd_exact(units)
+    if "." in text:
+        text = text.rstrip("0").rstrip(".")
+    return f"${text}"
+
+
+def price_summary(price: Price) -> list[str]:
+    """The price in words, in the units it is charged in ("$0.04 per image", "$1 in /
+    $2 out per 1M tokens"); never "$0 / $0 per 1M" for a model charged otherwise."""
+    extra = price.extra
+    out = []
+    if IMAGE in extra:
+        out.append(f"{_money(extra[IMAGE])} per image")
+    for key, units in sorted(image_prices(price).items()):
+        if key != IMAGE:
+            out.append(f"{key.removeprefix(IMAGE + ':')}: {_money(units)} per image")
+    if PER_CHARACTER in extra:
+        out.append(f"{_money(extra[PER_CHARACTER], True)} per 1M characters")
+    if PER_MINUTE in extra:
+        out.append(f"{_money(extra[PER_MINUTE])} per minute of audio")
+    if price.input and price.output:
+        pair = f"{_money(price.input, True)} in / {_money(price.output, True)} out"
+        out.append(f"{pair} per 1M tokens")
+    elif price.input:
+        out.append(f"{_money(price.input, True)} per 1M input tokens")
+    elif price.output:
+        out.append(f"{_money(price.output, True)} per 1M output tokens")
+    if price.cache_read is not None:
+        out.append(f"cached input {_money(price.cache_read, True)} per 1M")
+    if price.cache_write is not None:
+        out.append(f"cache writes {_money(price.cache_write, True)} per 1M")
+    if price.per_request:
+        out.append(f"{_money(price.per_request)} per request")
+    return out or ["no price set"]
+
+
 def price_view(price: Price) -> dict[str, Any]:
     """Every price of a model in the units operators type (USD per 1M tokens/characters,
     USD per image, minute, request)."""
@@ -53,6 +90,7 @@ def price_view(price: Price) -> dict[str, Any]:
         "per_1m_characters": _per_m(extra.get(PER_CHARACTER)),
         "per_minute_usd": _usd(extra.get(PER_MINUTE)),
         "priced": not charges_nothing(price),
+        "summary": price_summary(price),
     }
 
 

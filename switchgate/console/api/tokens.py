@@ -23,6 +23,7 @@ TOKEN_FIELDS = {
     "allowed_models": STR_LIST,
     "allowed_ips": {**STR_LIST, "description": "IP addresses or CIDR ranges"},
     "rpm_limit": NULLABLE_INT,
+    "tpm_limit": {**NULLABLE_INT, "description": "input + output tokens per minute"},
 }
 
 
@@ -72,6 +73,8 @@ def _fields(body: dict[str, Any]) -> dict[str, Any]:
         out["allowed_ips"] = _list(body["allowed_ips"], "allowed_ips")
     if "rpm_limit" in body:
         out["rpm_limit"] = _optional_int(body["rpm_limit"], "rpm_limit")
+    if "tpm_limit" in body:
+        out["tpm_limit"] = _optional_int(body["tpm_limit"], "tpm_limit")
     return out
 
 
@@ -93,6 +96,7 @@ async def create_token(request: Request, actor: Actor) -> dict[str, Any]:
             allowed_models=fields.get("allowed_models"),
             allowed_ips=fields.get("allowed_ips"),
             rpm_limit=fields.get("rpm_limit"),
+            tpm_limit=fields.get("tpm_limit"),
         )
     return {"id": new.id, "token": new.token, "prefix": new.prefix, "base_url": base_url(request)}
 

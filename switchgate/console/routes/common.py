@@ -44,6 +44,7 @@ async def form_page(request: Request, template: str, status: int = 200, **ctx: A
         github=current.provider_configured("github"),
         google=current.provider_configured("google"),
         mail_configured=current.smtp_configured,
+        pricing_page=current.get("pricing_page") != "off",
         admin_hint=hint,
         **ctx,
     )

@@ -65,7 +65,9 @@ export function actions(...nodes) { const a = document.getElementById("actions")
 
 export function toast(message, kind = "") {
   const box = document.getElementById("toasts");
-  const t = h("div", { class: "toast " + kind, role: "status" }, message);
+  const text = String(message);
+  const t = h("div", { class: "toast " + kind, role: kind === "error" ? "alert" : "status" },
+    text.charAt(0).toUpperCase() + text.slice(1));
   box.append(t);
   setTimeout(() => t.remove(), kind === "error" ? 7000 : 3500);
 }
@@ -73,18 +75,36 @@ export function toast(message, kind = "") {
 export function fail(err) { toast(err && err.message ? err.message : String(err), "error"); }
 
 // Amounts arrive as exact USD strings (up to 12 decimals). Shown with 2 to `places`
-// decimals (default 6), cut, never rounded up: a balance never looks bigger than it is.
+// decimals (default 2: exact cents), cut, never rounded up: a balance never looks bigger
+// than it is. money() adds the full value on hover when digits were cut.
 export function usd(text, places) {
   if (text === null || text === undefined || text === "") return "—";
   let raw = String(text).trim();
   if (/e/i.test(raw)) raw = Number(raw).toFixed(12);  // a JS number in exponent form
   const sign = raw.startsWith("-") ? "-" : "";
   const [whole, frac = ""] = raw.replace(/^[-+]/, "").split(".");
-  const max = places === undefined ? 6 : places;
+  const max = places === undefined ? 2 : places;
   let digits = frac.slice(0, max).replace(/0+$/, "");
   if (digits.length < 2) digits = digits.padEnd(Math.min(2, max), "0");
-  const cut = frac.slice(max).replace(/0/g, "") !== "";
-  return `${sign}$${whole || "0"}${digits ? "." + digits : ""}${cut ? "…" : ""}`;
+  return `${sign}$${whole || "0"}${digits ? "." + digits : ""}`;
+}
+
+export function exactUsd(text) {
+  const raw = String(text ?? "").trim();
+  const [whole, frac = ""] = raw.replace(/^[-+]/, "").split(".");
+  return `${raw.startsWith("-") ? "-" : ""}$${whole || "0"}.${frac.replace(/0+$/, "").padEnd(2, "0")}`;
+}
+
+export function money(text, places) {
+  const shown = usd(text, places);
+  const full = exactUsd(text);
+  return h("span", { class: "money", title: full !== shown ? full : null }, shown);
+}
+
+// A request's status: 499 is the user's own Stop (not an error).
+export function statusBadge(status) {
+  if (status === 499) return badge("stopped", "off");
+  return badge(String(status), status < 400 ? "ok" : "err");
 }
 
 export function when(ms) {
@@ -107,8 +127,8 @@ export function badge(text, kind = "") { return h("span", { class: `badge ${kind
 // columns: [{label, cell: row => node|string, class}]
 export function table(columns, rows, emptyText = "Nothing here yet.") {
   if (!rows.length) return h("div", { class: "empty" }, emptyText);
-  return h("div", { class: "table-wrap" }, h("table", {},
-    h("thead", {}, h("tr", {}, columns.map(c => h("th", { class: c.class }, c.label)))),
+  return h("div", { class: "table-wrap", tabindex: "0" }, h("table", {},
+    h("thead", {}, h("tr", {}, columns.map(c => h("th", { class: c.class, scope: "col" }, c.label || h("span", { class: "sr-only" }, "Actions"))))),
     h("tbody", {}, rows.map(r => h("tr", { dataset: { id: r.id ?? "" } },
       columns.map(c => h("td", { class: c.class }, c.cell(r))))))));
 }
@@ -157,3 +177,25 @@ export function toLocal(ms) {
 }
 
 export function lines(text) { return (text || "").split(/[\n,]/).map(s => s.trim()).filter(Boolean); }
+
+// A discoverable multi-picker: a filter box and one checkbox per item (form field `name`).
+export function checklistPicker(name, legend, items, selected = [], hint = "") {
+  const chosen = new Set(selected);
+  const count = h("span", { class: "small muted picker-count" });
+  const boxes = items.map(item => h("label", { class: "check" },
+    h("input", { type: "checkbox", name, value: item, checked: chosen.has(item), onchange: () => update() }), item));
+  const update = () => {
+    const n = boxes.filter(b => b.firstChild.checked).length;
+    count.textContent = n ? `${n} selected` : hint;
+  };
+  const filter = h("input", { type: "search", class: "picker-filter", placeholder: "Filter…", "aria-label": `Filter ${legend.toLowerCase()}`,
+    oninput: () => {
+      const q = filter.value.trim().toLowerCase();
+      for (const b of boxes) b.hidden = !!q && !b.textContent.toLowerCase().includes(q);
+    } });
+  update();
+  return h("fieldset", { class: "picker wide" }, h("legend", {}, legend),
+    items.length > 6 ? filter : null,
+    h("div", { class: "picker-list" }, boxes.length ? boxes : h("span", { class: "small muted" }, "No models yet.")),
+    count);
+}

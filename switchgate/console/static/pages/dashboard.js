@@ -1,56 +1,110 @@
-import { api, h, show, panel, usd, table, when, badge, fail } from "../js/lib.js";
+import { api, h, show, panel, money, table, when, badge, fail, isAdmin, statusBadge } from "../js/lib.js";
+import { timeChart, fmt } from "../js/charts.js";
 
-const SVG = "http://www.w3.org/2000/svg";
-function s(tag, attrs, ...kids) {
-  const el = document.createElementNS(SVG, tag);
-  for (const [k, v] of Object.entries(attrs || {})) el.setAttribute(k, v);
-  for (const kid of kids) el.append(kid);
-  return el;
+const card = (label, value, id, title) => h("div", { class: "card", id },
+  h("div", { class: "label" }, label), h("div", { class: "value", title: title || null }, value));
+
+const DAY = 86400000;
+
+function personal(d) {
+  const times = d.days.map(x => x.day);
+  return [
+    h("h2", { class: "section" }, isAdmin ? "Your own usage" : "Your usage"),
+    h("div", { class: "cards" },
+      card("Balance", money(d.balance_usd), "card-balance"),
+      card("Spend, last 30 days", money(d.spend_30d_usd), "card-spend"),
+      card("Requests, last 30 days", d.requests_30d.toLocaleString(), "card-requests"),
+      card("Errors, last 30 days", d.errors_30d.toLocaleString(), "card-errors")),
+    h("div", { class: "grid2" },
+      panel("Spend per day", timeChart({ label: "Your spend per day", times, step: DAY, format: fmt.usd,
+        series: [{ label: "Spend", values: d.days.map(x => Number(x.spend_usd)), bars: true }] })),
+      panel("Requests per day", timeChart({ label: "Your requests per day", times, step: DAY,
+        series: [{ label: "Requests", values: d.days.map(x => x.requests), bars: true, color: "#0f9d58" },
+                 { label: "Errors", values: d.days.map(x => x.errors), bars: true, color: "#d93025" }] }))),
+    panel("Recent errors", table([
+      { label: "When", cell: r => when(r.created_at) },
+      { label: "Model", cell: r => r.model || "—" },
+      { label: "Status", cell: r => statusBadge(r.status) },
+      { label: "Error", cell: r => r.error || "—" },
+    ], d.recent_errors, "No errors. Nice.")),
+  ];
 }
 
-// A bar chart as inline SVG: one bar per day, with hover titles.
-function barChart(days, value, label, cls) {
-  const W = 720, H = 180, pad = 28, gap = 3;
-  const values = days.map(value);
-  const max = Math.max(...values, 0) || 1;
-  const bw = (W - pad * 2) / days.length - gap;
-  const svg = s("svg", { viewBox: `0 0 ${W} ${H + 24}`, role: "img", "aria-label": label });
-  svg.append(s("line", { x1: pad, x2: W - pad, y1: H, y2: H, class: "axis" }));
-  days.forEach((d, i) => {
-    const v = values[i];
-    const bh = Math.max(v > 0 ? 2 : 0, (v / max) * (H - 20));
-    const x = pad + i * (bw + gap);
-    const date = new Date(d.day).toLocaleDateString(undefined, { month: "short", day: "numeric" });
-    const bar = s("rect", { x, y: H - bh, width: bw, height: bh, rx: 2, class: cls });
-    bar.append(s("title", {}, `${date}: ${label === "Spend" ? usd(d.spend_usd) : v + " requests"}`));
-    svg.append(bar);
-    if (i % 5 === 0 || i === days.length - 1) {
-      svg.append(s("text", { x: x + bw / 2, y: H + 16, "text-anchor": "middle" }, date));
-    }
-  });
-  svg.append(s("text", { x: pad, y: 12 }, label === "Spend" ? usd(String(max)) : `${max}`));
-  return h("div", { class: "chart" }, svg);
+function checklist(items) {
+  if (items.every(i => i.done)) return null;
+  return panel("Getting started", h("ol", { class: "checklist", id: "checklist" }, items.map(i =>
+    h("li", { class: i.done ? "done" : "" },
+      h("span", { class: "tick", "aria-hidden": "true" }, i.done ? "✓" : "○"),
+      h("a", { href: i.href }, i.label), i.done ? h("span", { class: "sr-only" }, " (done)") : null))));
+}
+
+const ms = v => fmt.ms(v);
+
+function perTable(rows, first, emptyText) {
+  return table([
+    first,
+    { label: "Requests", class: "num", cell: r => r.requests.toLocaleString() },
+    { label: "Errors", class: "num", cell: r => r.errors.toLocaleString() },
+    { label: "Spend", class: "num", cell: r => money(r.spend_usd) },
+    { label: "p50 / p95", class: "num", cell: r => `${ms(r.p50_ms)} / ${ms(r.p95_ms)}` },
+    { label: "First token p50 / p95", class: "num", cell: r => `${ms(r.ttft_p50_ms)} / ${ms(r.ttft_p95_ms)}` },
+  ], rows, emptyText);
+}
+
+async function site(range) {
+  const s = await api("GET", `/api/admin/stats?range=${range}`);
+  const t = s.totals, times = s.series.t, step = s.step_ms;
+  const named = obj => Object.entries(obj).map(([label, values]) => ({ label, values }));
+  const box = document.getElementById("site");
+  box.replaceChildren(
+    h("div", { class: "cards" },
+      card("Revenue (spend)", money(t.spend_usd), "site-spend"),
+      card("Requests", t.requests.toLocaleString(), "site-requests"),
+      card("Errors", t.errors.toLocaleString(), "site-errors", t.stopped ? `${t.stopped} stopped by the user (not errors)` : null),
+      card("Latency p50 / p95", `${ms(t.p50_ms)} / ${ms(t.p95_ms)}`, "site-latency"),
+      card("First token p50 / p95", `${ms(t.ttft_p50_ms)} / ${ms(t.ttft_p95_ms)}`, "site-ttft")),
+    h("div", { class: "grid2" },
+      panel("Requests and errors", timeChart({ label: "Requests and errors over time", times, step,
+        series: [{ label: "Requests", values: s.series.requests, color: "#4f46e5" },
+                 { label: "Errors", values: s.series.errors, color: "#d93025" },
+                 { label: "Stopped", values: s.series.stopped, color: "#64748b" }] })),
+      panel("Spend", timeChart({ label: "Spend over time", times, step, format: fmt.usd,
+        series: [{ label: "Spend", values: s.series.spend, bars: true }] })),
+      panel("Latency", timeChart({ label: "Latency p50 and p95 over time", times, step, format: fmt.ms,
+        series: [{ label: "p50", values: s.series.p50_ms, color: "#0891b2" },
+                 { label: "p95", values: s.series.p95_ms, color: "#c026d3" }] })),
+      panel("Time to first token", timeChart({ label: "Time to first token p50 and p95 over time", times, step, format: fmt.ms,
+        series: [{ label: "p50", values: s.series.ttft_p50_ms, color: "#0f9d58" },
+                 { label: "p95", values: s.series.ttft_p95_ms, color: "#b7791f" }] })),
+      panel("Spend per model", timeChart({ label: "Spend per model over time", times, step, format: fmt.usd, series: named(s.spend_by_model) })),
+      panel("Spend per channel", timeChart({ label: "Spend per channel over time", times, step, format: fmt.usd, series: named(s.spend_by_channel) }))),
+    panel("Per model", perTable(s.models, { label: "Model", cell: r => r.model }, "No requests in this period.")),
+    panel("Per channel", perTable(s.channels, { label: "Channel", cell: r => r.name }, "No requests in this period.")),
+    panel("Top users by spend", table([
+      { label: "User", cell: r => r.email },
+      { label: "Requests", class: "num", cell: r => r.requests.toLocaleString() },
+      { label: "Errors", class: "num", cell: r => r.errors.toLocaleString() },
+      { label: "Tokens in / out", class: "num", cell: r => `${r.input_tokens.toLocaleString()} / ${r.output_tokens.toLocaleString()}` },
+      { label: "Spend", class: "num", cell: r => money(r.spend_usd) },
+    ], s.users, "No requests in this period.")),
+  );
+  const list = checklist(s.checklist);
+  document.getElementById("getting-started").replaceChildren(...(list ? [list] : []));
 }
 
 async function main() {
   const d = await api("GET", "/api/dashboard");
-  const card = (label, value, id) => h("div", { class: "card", id }, h("div", { class: "label" }, label), h("div", { class: "value" }, value));
+  if (!isAdmin) { show(...personal(d)); return; }
+  const picker = h("select", { id: "range", "aria-label": "Time range" },
+    [["24h", "Last 24 hours"], ["7d", "Last 7 days"], ["30d", "Last 30 days"], ["90d", "Last 90 days"]]
+      .map(([v, l]) => h("option", { value: v, selected: v === "7d" }, l)));
+  picker.addEventListener("change", () => site(picker.value).catch(fail));
   show(
-    h("div", { class: "cards" },
-      card("Balance", usd(d.balance_usd), "card-balance"),
-      card("Spend, last 30 days", usd(d.spend_30d_usd), "card-spend"),
-      card("Requests, last 30 days", d.requests_30d.toLocaleString(), "card-requests"),
-      card("Errors, last 30 days", d.errors_30d.toLocaleString(), "card-errors")),
-    h("div", { class: "grid2" },
-      panel("Spend per day", barChart(d.days, x => Number(x.spend_usd), "Spend", "bar")),
-      panel("Requests per day", barChart(d.days, x => x.requests, "Requests", "bar bar2"))),
-    panel("Recent errors", table([
-      { label: "When", cell: r => when(r.created_at) },
-      { label: "Model", cell: r => r.model || "—" },
-      { label: "Status", cell: r => badge(r.status, "err") },
-      { label: "Error", cell: r => r.error || "—" },
-    ], d.recent_errors, "No errors. Nice.")),
-  );
+    h("div", { id: "getting-started" }),
+    h("div", { class: "section-head" }, h("h2", { class: "section" }, "Whole site"), picker),
+    h("div", { id: "site" }, h("p", { class: "muted" }, "Loading…")),
+    ...personal(d));
+  await site("7d");
 }
 
 main().catch(fail);

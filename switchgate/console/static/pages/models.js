@@ -1,5 +1,4 @@
 import { api, h, show, panel, table, badge, fail, toast, field, isAdmin, dialog } from "../js/lib.js";
-import { describe } from "../js/prices.js";
 
 const KINDS = ["chat", "embedding", "image", "tts", "stt", "rerank", "realtime"];
 const KIND_LABEL = { chat: "chat", embedding: "embedding", image: "image", tts: "speech", stt: "transcription", rerank: "rerank", realtime: "realtime" };
@@ -67,7 +66,7 @@ async function load() {
   const columns = [
     { label: "Model", cell: m => h("b", { class: "model-name" }, m.model) },
     { label: "Kind", cell: m => badge(KIND_LABEL[m.kind] || m.kind) },
-    { label: "Price", class: "prices", cell: m => h("ul", { class: "plain" }, describe(m).map(t => h("li", {}, t))) },
+    { label: "Price", class: "prices", cell: m => h("ul", { class: "plain" }, m.summary.map(t => h("li", {}, t))) },
   ];
   if (isAdmin) {
     columns.push({ label: "Served", cell: m => !m.priced ? badge("no price: refused", "err") : m.served ? badge("yes", "ok") : badge("no channel", "warn") });

@@ -1,4 +1,4 @@
-import { api, h, show, actions, panel, table, badge, usd, when, ago, fail, toast, dialog, field, copyButton, toMs, toLocal, lines, baseUrl } from "../js/lib.js";
+import { api, h, show, actions, checklistPicker, panel, table, badge, usd, exactUsd, when, ago, fail, toast, dialog, field, copyButton, toMs, toLocal, lines, baseUrl } from "../js/lib.js";
 
 let models = [];
 
@@ -35,10 +35,7 @@ function tokenFields(t = {}) {
     field("Expires", h("input", { name: "expires_at", type: "datetime-local", value: toLocal(t.expires_at) }), "empty: never"),
     field("Spending limit (USD)", h("input", { name: "quota_limit_usd", inputmode: "decimal", value: t.quota_limit_usd || "", placeholder: "no limit" })),
     field("Requests per minute", h("input", { name: "rpm_limit", type: "number", min: 1, value: t.rpm_limit || "", placeholder: "no limit" })),
-    h("label", { class: "wide" }, "Allowed models",
-      h("select", { name: "allowed_models", multiple: true, size: Math.min(6, Math.max(2, models.length)) },
-        models.map(m => h("option", { value: m, selected: (t.allowed_models || []).includes(m) }, m))),
-      h("span", { class: "small muted" }, "none selected: every model")),
+    checklistPicker("allowed_models", "Allowed models", models, t.allowed_models || [], "none selected: every model"),
     field("Allowed client IPs or CIDR ranges", h("textarea", { name: "allowed_ips", rows: 2, placeholder: "203.0.113.7, 10.0.0.0/8" }, (t.allowed_ips || []).join(", ")), "empty: any address"));
 }
 
@@ -62,8 +59,8 @@ function status(t) {
 
 function limits(t) {
   const out = [];
-  if (t.quota_limit_usd) out.push(`${usd(t.quota_used_usd)} of ${usd(t.quota_limit_usd)}`);
-  else out.push(`${usd(t.quota_used_usd)} spent`);
+  if (t.quota_limit_usd) out.push(h("span", { title: `${exactUsd(t.quota_used_usd)} of ${exactUsd(t.quota_limit_usd)}` }, `${usd(t.quota_used_usd)} of ${usd(t.quota_limit_usd)}`));
+  else out.push(h("span", { title: exactUsd(t.quota_used_usd) }, `${usd(t.quota_used_usd)} spent`));
   if (t.rpm_limit) out.push(`${t.rpm_limit}/min`);
   if (t.allowed_models) out.push(`${t.allowed_models.length} model(s)`);
   if (t.allowed_ips) out.push(`IPs: ${t.allowed_ips.join(", ")}`);

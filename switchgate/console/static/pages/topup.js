@@ -1,4 +1,4 @@
-import { api, h, show, panel, table, badge, usd, when, fail, toast, field } from "../js/lib.js";
+import { api, h, show, panel, table, badge, usd, money, when, fail, toast, field } from "../js/lib.js";
 
 let before = null;
 let rows = [];
@@ -24,7 +24,7 @@ async function ledger(kind, more) {
 
 async function main() {
   const me = await api("GET", "/api/me");
-  const balance = h("div", { class: "value", id: "balance" }, usd(me.balance_usd));
+  const balance = h("div", { class: "value", id: "balance" }, money(me.balance_usd));
   const form = h("form", { class: "row", id: "redeem-form" },
     field("Redemption code", h("input", { name: "code", placeholder: "rc-…", required: true, autocomplete: "off" })),
     h("button", { type: "submit", class: "primary" }, "Redeem"));
@@ -32,7 +32,7 @@ async function main() {
     e.preventDefault();
     try {
       const r = await api("POST", "/api/redeem", { code: new FormData(form).get("code") });
-      balance.textContent = usd(r.balance_usd);
+      balance.replaceChildren(money(r.balance_usd));
       toast(`Added ${usd(r.amount_usd)}`);
       form.reset();
       await ledger(filter.value, false);

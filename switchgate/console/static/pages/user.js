@@ -1,4 +1,4 @@
-import { api, h, show, panel, table, badge, usd, when, fail, toast, field, dialog } from "../js/lib.js";
+import { api, h, show, panel, table, badge, usd, money, when, fail, toast, field, dialog } from "../js/lib.js";
 
 let q = "";
 let offset = 0;
@@ -41,7 +41,7 @@ async function load() {
     { label: "Role", cell: u => badge(u.role, u.role === "admin" ? "" : "off") },
     { label: "Status", cell: u => u.status === "active" ? badge("active", "ok") : badge("disabled", "err") },
     { label: "Verified", cell: u => u.email_verified ? "yes" : "no" },
-    { label: "Balance", class: "num", cell: u => usd(u.balance_usd) },
+    { label: "Balance", class: "num", cell: u => money(u.balance_usd) },
     { label: "Since", cell: u => when(u.created_at) },
     { label: "", cell: u => h("div", { class: "actions" },
       h("button", { class: "small", onclick: () => adjust(u) }, "Adjust balance"),

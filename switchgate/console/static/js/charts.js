@@ -1,0 +1,71 @@
+// Time-series charts for the dashboards: uPlot (vendored, MIT) with readable 12 px axes,
+// the console's colours, a legend that shows values on hover, and no chart at all (a short
+// message instead) when there is nothing to draw.
+import uPlot from "../vendor/uplot.esm.min.js";
+import { h } from "./lib.js";
+
+const PALETTE = ["#4f46e5", "#0f9d58", "#d93025", "#b7791f", "#0891b2", "#c026d3", "#64748b"];
+
+function css(name, fallback) {
+  return getComputedStyle(document.documentElement).getPropertyValue(name).trim() || fallback;
+}
+
+export const fmt = {
+  count: v => (v === null || v === undefined ? "—" : Math.round(v).toLocaleString()),
+  usd: v => (v === null || v === undefined ? "—" : v >= 100 ? `$${v.toFixed(0)}` : v >= 1 ? `$${v.toFixed(2)}` : `$${v.toPrecision(2)}`),
+  ms: v => (v === null || v === undefined ? "—" : v >= 1000 ? `${(v / 1000).toFixed(v >= 10000 ? 0 : 1)} s` : `${Math.round(v)} ms`),
+};
+
+// times: epoch ms; series: [{label, values, color?, bars?}]; format: a fmt function.
+// step: the bucket width in ms (hour or day), for the x axis labels.
+export function timeChart({ label, times, series, format = fmt.count, step = 3600000, height = 220 }) {
+  const hasData = series.some(s => s.values.some(v => v !== null && v !== undefined && v !== 0));
+  const box = h("figure", { class: "chart", role: "group", "aria-label": label });
+  if (!hasData) {
+    box.append(h("p", { class: "empty" }, "No requests in this period."));
+    return box;
+  }
+  const muted = css("--muted", "#6b7185"), line = css("--line", "#e3e6ef");
+  const font = "12px system-ui, -apple-system, Segoe UI, Roboto, sans-serif";
+  const axis = { stroke: muted, font, grid: { stroke: line, width: 1 }, ticks: { stroke: line, width: 1 } };
+  const daily = step >= 86400000;
+  const opts = {
+    width: 600,
+    height,
+    scales: { x: { time: true } },
+    legend: { live: true },
+    cursor: { drag: { x: false, y: false } },
+    series: [
+      { label: "Time", value: (u, v) => (v == null ? "—" : new Date(v * 1000).toLocaleString(undefined, daily ? { month: "short", day: "numeric" } : { month: "short", day: "numeric", hour: "2-digit", minute: "2-digit" })) },
+      ...series.map((s, i) => ({
+        label: s.label,
+        stroke: s.color || PALETTE[i % PALETTE.length],
+        fill: s.bars ? (s.color || PALETTE[i % PALETTE.length]) + "bb" : undefined,
+        width: s.bars ? 0 : 2,
+        paths: s.bars ? uPlot.paths.bars({ size: [0.7, 48] }) : undefined,
+        points: { show: false },
+        spanGaps: false,
+        value: (u, v) => format(v),
+      })),
+    ],
+    axes: [
+      { ...axis, values: daily ? "{MMM} {D}" : undefined },
+      { ...axis, size: 64, values: (u, vals) => vals.map(format) },
+    ],
+  };
+  const data = [times.map(t => t / 1000), ...series.map(s => s.values)];
+  const plot = h("div", { class: "plot" });
+  box.append(plot);
+  const chart = new uPlot(opts, data, plot);
+  const fit = () => {
+    const w = Math.max(240, Math.floor(plot.clientWidth || box.clientWidth || 600));
+    if (Math.abs(chart.width - w) > 2) chart.setSize({ width: w, height });
+  };
+  new ResizeObserver(fit).observe(box);
+  requestAnimationFrame(fit);
+  return box;
+}
+
+export function seriesFrom(named, times) {
+  return Object.entries(named).map(([label, values]) => ({ label, values: values.slice(0, times.length) }));
+}

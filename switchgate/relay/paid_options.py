@@ -1,0 +1,106 @@
+"""Upstream options that cost money the gateway's prices do not cover (issue 20 #10).
+
+Some request fields make the upstream charge more than the token prices say: a faster
+service tier, Anthropic's 1M-token context beta, hosted tools the vendor runs and bills
+per call (web search, code execution, file search ...), and references to content the
+vendor stores and bills (`cachedContent`, Responses `conversation` / `prompt`). They are
+refused with a clear 400 unless the model's channel allows them by name: the channel's
+`paid_options` (TOML `paid_options = ["hosted_tools"]`, or `["*"]`; console: the channel's
+"paid options"), so the operator decides, knowing the vendor bills them on top.
+
+Hosted tools are not refused for a plain OpenAI Chat channel: they are dropped there
+(providers/hosted_tools.py), so nothing extra is billed. References to uploaded files
+inside messages are not looked for (that would mean walking every message).
+The check reads a few top-level keys and one header: nothing when none is present."""
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+from switchgate.errors import ErrorKind, GatewayError
+from switchgate.routing.channels import Channel
+
+SERVICE_TIER: Final = "service_tier"
+LONG_CONTEXT: Final = "long_context"
+HOSTED_TOOLS: Final = "hosted_tools"
+STORED_CONTENT: Final = "stored_content"
+KNOWN: Final = (SERVICE_TIER, LONG_CONTEXT, HOSTED_TOOLS, STORED_CONTENT)
+
+_PAID_TIERS: Final = frozenset({"priority", "scale"})
+_PLAIN_TOOL_TYPES: Final = frozenset({"function", "custom"})
+_GEMINI_PLAIN_TOOL_KEYS: Final = frozenset({"functionDeclarations", "function_declarations"})
+
+
+def _hosted(tools: Any, dialect: str) -> bool:
+    if not isinstance(tools, list):
+        return False
+    for tool in tools:
+        if not isinstance(tool, dict):
+            continue
+        if dialect == "gemini":
+            if any(key not in _GEMINI_PLAIN_TOOL_KEYS for key in tool):
+                return True
+        elif dialect == "anthropic":
+            if tool.get("type") not in (None, "custom"):
+                return True
+        elif tool.get("type") not in _PLAIN_TOOL_TYPES:
+            return True
+    return False
+
+
+def paid_options(dialect: str, body: Mapping[str, Any], headers: Mapping[str, str]) -> list[str]:
+    """The paid options this request asks for (`dialect`: openai, responses, anthropic,
+    gemini)."""
+    found: list[str] = []
+    if body.get("service_tier") in _PAID_TIERS:
+        found.append(SERVICE_TIER)
+    if "context-1m" in headers.get("anthropic-beta", ""):
+        found.append(LONG_CONTEXT)
+    if ("tools" in body and _hosted(body["tools"], dialect)) or "web_search_options" in body:
+        found.append(HOSTED_TOOLS)
+    # Chat has no such field (a `prompt` there is something else).
+    stored = ("cachedContent", "cached_content", "conversation", "prompt")
+    if dialect != "openai" and any(body.get(key) for key in stored):
+        found.append(STORED_CONTENT)
+    return found
+
+
+def check_paid_options(value: Any) -> list[str]:
+    """A channel's `paid_options` setting: names from KNOWN, or "*" (ValueError else)."""
+    if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
+        raise ValueError("paid_options must be a list of names")
+    unknown = [v for v in value if v not in (*KNOWN, "*")]
+    if unknown:
+        raise ValueError(
+            f"unknown paid option(s) {', '.join(unknown)}; known: {', '.join(KNOWN)} or *"
+        )
+    return list(value)
+
+
+def _needed(channel: Channel, wanted: Sequence[str]) -> list[str]:
+    """What of `wanted` this channel would really forward (hosted tools are dropped on
+    plain OpenAI Chat channels)."""
+    plain_chat = channel.kind == "openai" and not channel.extra.get("responses")
+    return [w for w in wanted if not (w == HOSTED_TOOLS and plain_chat)]
+
+
+def allows(channel: Channel, wanted: Sequence[str]) -> bool:
+    allowed = channel.extra.get("paid_options") or ()
+    return "*" in allowed or all(w in allowed for w in _needed(channel, wanted))
+
+
+def usable(channels: Sequence[Channel], wanted: Sequence[str], model: str) -> Sequence[Channel]:
+    """The channels that may carry a request with these paid options; GatewayError (400)
+    when none may."""
+    if not wanted or not channels:
+        return channels
+    kept = [c for c in channels if allows(c, wanted)]
+    if kept:
+        return kept
+    names = ", ".join(wanted)
+    raise GatewayError(
+        ErrorKind.INVALID_REQUEST,
+        f"This request uses upstream options that are billed on top of the token price "
+        f"({names}); this gateway does not price them and no channel of '{model}' allows "
+        "them. Leave them out, or ask an admin to allow them on the channel (paid_options).",
+        code="paid_option_not_allowed",
+    )

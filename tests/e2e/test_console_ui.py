@@ -1,0 +1,226 @@
+"""The console as people meet it (headless Chromium): every page at phone width (390 px)
+without sideways scrolling and free of serious / moderate axe-core findings; the admin
+dashboard's charts, checklist and per-user ranking; Markdown replies that never run HTML;
+the cost of image, speech and stopped replies; a stopped request that reads "stopped",
+not an error; request details in the log; and an image model's price surviving an edit
+in the Models page, then billed."""
+
+import re
+from collections.abc import Iterator
+from typing import Any
+
+import openai
+import pytest
+
+from tests.conftest import ADMIN_EMAIL, ADMIN_PASSWORD, Gateway
+from tests.e2e.a11y import PHONE, axe_findings, axe_source, horizontal_overflow
+from tests.e2e.browser import off_loop, screenshot, sign_in
+from tests.e2e.console_client import PASSWORD, own_gateway, verified_user
+from tests.e2e.media_helpers import log_rows, usd
+from tests.support import Process, wait_for
+
+pytestmark = pytest.mark.browser
+
+USER_PAGES = ("", "token", "playground", "log", "topup", "models", "account")
+ADMIN_PAGES = ("channel", "user", "redemption", "setting")
+
+
+def settle(page: Any, url: str) -> None:
+    page.goto(url, wait_until="networkidle")
+    page.wait_for_function(
+        "() => !document.querySelector('#content') ||"
+        " !document.querySelector('#content').textContent.includes('Loading…')"
+    )
+    page.wait_for_timeout(150)
+
+
+def check_page(page: Any, url: str, axe: str, problems: list[str]) -> None:
+    settle(page, url)
+    wider = horizontal_overflow(page)
+    if wider > 0:
+        problems.append(f"{url}: {wider} px wider than the screen")
+    problems.extend(f"{url}: {finding}" for finding in axe_findings(page, axe))
+
+
+def used_key(gateway: Gateway) -> tuple[str, str]:
+    """A user with a balance and one request in the log."""
+    email, token = off_loop(gateway.new_user)
+    sdk = openai.OpenAI(base_url=f"{gateway.url}/v1", api_key=token, max_retries=0)
+    sdk.chat.completions.create(model="gpt-mock", messages=[{"role": "user", "content": "hi"}])
+    return email, token
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory: pytest.TempPathFactory, mock_upstream: Process) -> Iterator[Gateway]:
+    gateway = own_gateway(tmp_path_factory, mock_upstream)
+    yield gateway
+    gateway.process.stop()
+
+
+@pytest.fixture
+def phone(browser: Any) -> Any:
+    context = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True)
+    context.set_default_timeout(15_000)
+    yield context.new_page()
+    context.close()
+
+
+def test_every_page_fits_a_phone_and_passes_axe(phone: Any, gateway: Gateway) -> None:
+    axe = axe_source()
+    problems: list[str] = []
+    for path in ("signin", "signup", "forgot", "pricing"):
+        check_page(phone, f"{gateway.url}/console/{path}", axe, problems)
+    email = verified_user(gateway, balance_usd=5)
+    sign_in(phone, gateway.url, email, PASSWORD)
+    for slug in USER_PAGES:
+        check_page(phone, f"{gateway.url}/console/{slug}".rstrip("/"), axe, problems)
+        if slug in ("", "log", "models", "playground"):
+            screenshot(phone, f"phone-{slug or 'dashboard'}")
+    phone.context.clear_cookies()
+    sign_in(phone, gateway.url, ADMIN_EMAIL, ADMIN_PASSWORD)
+    for slug in ("", *ADMIN_PAGES):
+        check_page(phone, f"{gateway.url}/console/{slug}".rstrip("/"), axe, problems)
+    assert problems == [], "\n".join(problems)
+
+
+def test_every_page_passes_axe_at_desktop_width(page: Any, gateway: Gateway) -> None:
+    axe = axe_source()
+    problems: list[str] = []
+    check_page(page, f"{gateway.url}/console/pricing", axe, problems)
+    sign_in(page, gateway.url, ADMIN_EMAIL, ADMIN_PASSWORD)
+    for slug in (*USER_PAGES, *ADMIN_PAGES):
+        check_page(page, f"{gateway.url}/console/{slug}".rstrip("/"), axe, problems)
+    assert problems == [], "\n".join(problems)
+    # The skip link is the first keyboard stop and moves the focus to the content.
+    page.keyboard.press("Tab")
+    assert page.evaluate("() => document.activeElement.className") == "skip"
+    page.keyboard.press("Enter")
+    assert page.evaluate("() => document.activeElement.id") == "content"
+
+
+def test_admin_dashboard_shows_the_whole_site(page: Any, site: Gateway) -> None:
+    gateway = site
+    email, _ = used_key(gateway)
+    sign_in(page, gateway.url, ADMIN_EMAIL, ADMIN_PASSWORD)
+    settle(page, f"{gateway.url}/console")
+    page.locator("#site-requests .value").wait_for()
+    assert page.inner_text("#site-requests .value") == "1"
+    assert page.locator("#site .chart canvas").count() >= 4
+    ranking = page.locator("#site table", has_text=email)
+    assert ranking.count() == 1
+    # Axis labels are readable (12 px), and no empty chart draws a stray axis.
+    assert page.evaluate("() => document.querySelector('#site .u-axis') !== null")
+    screenshot(page, "dashboard-admin")
+    page.select_option("#range", "90d")
+    page.locator("#site-requests .value").wait_for()
+    assert page.locator("#site .chart canvas").count() >= 4
+
+
+def test_playground_renders_markdown_safely_and_shows_costs(page: Any, gateway: Gateway) -> None:
+    email = verified_user(gateway, balance_usd=5)
+    sign_in(page, gateway.url, email, PASSWORD)
+    settle(page, f"{gateway.url}/console/playground")
+    first = page.eval_on_selector("#model", "s => s.value")
+    kinds = {m["model"]: m["kind"] for m in page.evaluate(
+        "() => fetch('/api/models', {headers: {'x-csrf-token': document.querySelector("
+        "'meta[name=csrf-token]').content}}).then(r => r.json()).then(d => d.items)"
+    )}  # fmt: skip
+    assert kinds[first] == "chat", first
+    page.select_option("#model", "gpt-mock")
+    reply = (
+        "# Title\n\nSome **bold** and `code` <img src=x onerror=window.pwned=1>\n\n"
+        "```python\nprint(1 < 2)\n```\n\n- one\n- two\n\n[ok](https://example.com) "
+        "[bad](javascript:window.pwned=2)"
+    )
+    page.fill("#prompt", f"[[mock:text={reply}]]")
+    page.click("#send")
+    page.locator(".reply-meta .charge").wait_for()
+    answer = page.locator(".msg.assistant .md").last
+    assert answer.locator("strong", has_text="bold").count() == 1
+    assert answer.locator("pre code.language-python", has_text="print(1 < 2)").count() == 1
+    assert answer.locator("li").count() == 2
+    assert answer.locator("a[href='https://example.com']").count() == 1
+    assert answer.locator("img").count() == 0 and answer.locator("a[href^=javascript]").count() == 0
+    assert "<img src=x" in answer.inner_text()
+    assert page.evaluate("() => window.pwned") is None
+    meta = page.inner_text(".reply-meta")
+    assert re.search(r"\d+ in · \d+ out tokens · \$0\.\d{2,6} · ", meta), meta
+
+    page.fill("#prompt", "Long one [[mock:chunks=40]] [[mock:interval=200]]")
+    page.click("#send")
+    page.wait_for_function("() => document.getElementById('reply-live')?.textContent")
+    page.click("#stop")
+    stopped = page.locator(".msg.assistant .meta", has_text="stopped").last
+    stopped.locator(".charge").wait_for()
+    assert re.fullmatch(r"stopped · \$\d+\.\d{2,6}", stopped.inner_text()), stopped.inner_text()
+
+    options = page.eval_on_selector_all("#model option", "els => els.map(e => e.value)")
+    for model, element in (("dall-mock", "img"), ("tts-mock", "audio")):
+        assert model in options
+        page.select_option("#model", model)
+        page.fill("#prompt", "a red square")
+        page.click("#send")
+        page.locator(f".msg.assistant {element}").last.wait_for(state="attached")
+        page.locator(".msg.assistant", has=page.locator(element)).last.locator(
+            ".reply-meta .charge"
+        ).wait_for()
+    image_cost = page.locator(".msg.assistant", has=page.locator("img")).last
+    assert "$0.04" in image_cost.locator(".charge").inner_text()
+
+
+def test_a_stopped_request_reads_stopped_and_the_log_shows_details(
+    page: Any, gateway: Gateway
+) -> None:
+    email = verified_user(gateway, balance_usd=5)
+    sign_in(page, gateway.url, email, PASSWORD)
+    settle(page, f"{gateway.url}/console/playground")
+    page.select_option("#model", "gpt-mock")
+    page.fill("#prompt", "Story [[mock:chunks=40]] [[mock:interval=200]]")
+    page.click("#send")
+    page.wait_for_function("() => document.getElementById('reply-live')?.textContent")
+    page.click("#stop")
+    page.locator(".msg.assistant .meta", has_text="stopped").wait_for()
+    assert wait_for(lambda: any(r["status"] == 499 for r in off_loop(log_rows, gateway, email)))
+
+    settle(page, f"{gateway.url}/console/log")
+    row = page.locator("#results tbody tr").first
+    assert row.locator(".badge", has_text="stopped").count() == 1
+    settle(page, f"{gateway.url}/console")
+    assert page.inner_text("#card-errors .value") == "0"
+
+    settle(page, f"{gateway.url}/console/log")
+    first_row = page.locator("#results tbody tr").first
+    first_row.get_by_role("button", name=re.compile("Details")).click()
+    detail = page.locator("#log-detail")
+    detail.wait_for()
+    text = detail.inner_text()
+    for label in ("Dialect", "Tokens", "Cost", "Time to first token", "Latency"):
+        assert label in text, text
+    assert "openai" in text and "stopped" in text
+    screenshot(page, "log-detail")
+
+
+def test_editing_an_image_models_price_keeps_the_per_image_price(
+    page: Any, gateway: Gateway
+) -> None:
+    sign_in(page, gateway.url, ADMIN_EMAIL, ADMIN_PASSWORD)
+    settle(page, f"{gateway.url}/console/models")
+    row = page.locator("tbody tr", has=page.locator("b", has_text=re.compile("^dall-mock$")))
+    assert "$0.04 per image" in row.inner_text()
+    row.get_by_role("button", name="Edit the price of dall-mock").click()
+    dialog = page.locator("dialog")
+    assert dialog.locator("input[name=per_image_usd]").input_value() == "0.04"
+    assert "1024x1024:hd=0.08" in dialog.locator("textarea[name=image_prices]").input_value()
+    dialog.get_by_role("button", name="Save").click()
+    dialog.wait_for(state="detached")
+    page.wait_for_timeout(1500)
+    settle(page, f"{gateway.url}/console/models")
+    row = page.locator("tbody tr", has=page.locator("b", has_text=re.compile("^dall-mock$")))
+    assert "$0.04 per image" in row.inner_text()
+    assert "$0 / $0" not in page.inner_text("#content")
+
+    email, token = off_loop(gateway.new_user)
+    sdk = openai.OpenAI(base_url=f"{gateway.url}/v1", api_key=token, max_retries=0)
+    sdk.images.generate(model="dall-mock", prompt="x", size="1024x1024", quality="hd")
+    rows = wait_for(lambda: off_loop(log_rows, gateway, email))
+    assert rows and rows[0]["cost"] == usd("0.08")

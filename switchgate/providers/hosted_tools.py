@@ -5,9 +5,10 @@ Coding agents ask for tools the provider runs itself: Codex sends Responses
 (`web_search_20250305`, `web_fetch_...`, `code_execution_...`), Gemini CLI sends
 `{"googleSearch": {}}`. Passed through to the vendor that defined them they are untouched
 (the dialect keeps them raw). Translated to another vendor:
-- web search becomes that vendor's own search tool: Anthropic's server web search tool,
-  Gemini's Google Search grounding (only when the request has no function declarations:
-  Gemini refuses grounding combined with function calling);
+- web search becomes that vendor's own search tool, on channels whose `paid_options`
+  allow `hosted_tools` (the vendor bills each search; relay/paid_options.py): Anthropic's
+  server web search tool, Gemini's Google Search grounding (only when the request has no
+  function declarations: Gemini refuses grounding combined with function calling);
 - everything else (and web search on OpenAI Chat upstreams, which have no search tool
   for ordinary models) is dropped on purpose, never refused: the relay names what was
   dropped in the `x-switchgate-dropped-tools` response header (docs/agents.md).
@@ -63,11 +64,12 @@ def upstream_tools(request: ChatRequest, kind: str) -> list[dict[str, Any]]:
     return []
 
 
-def dropped(request: ChatRequest, kind: str) -> list[str]:
-    """Names of the client's hosted tools that a translated request to `kind` leaves out."""
+def dropped(request: ChatRequest, kind: str, mapped: bool = True) -> list[str]:
+    """Names of the client's hosted tools that a translated request to `kind` leaves out
+    (`mapped=False`: the channel may not run paid hosted tools, so all of them)."""
     if not request.hosted_tools:
         return []
-    kept = bool(upstream_tools(request, kind))
+    kept = mapped and bool(upstream_tools(request, kind))
     names: list[str] = []
     for tool in _foreign(request, kind):
         if tool.kind == "web_search" and kept:
@@ -81,6 +83,8 @@ def dropped(request: ChatRequest, kind: str) -> list[str]:
     return names
 
 
-def dropped_header(request: ChatRequest, kind: str) -> list[tuple[bytes, bytes]]:
-    names = dropped(request, kind)
+def dropped_header(
+    request: ChatRequest, kind: str, mapped: bool = True
+) -> list[tuple[bytes, bytes]]:
+    names = dropped(request, kind, mapped)
     return [(DROPPED_HEADER, ", ".join(names).encode())] if names else []

@@ -94,7 +94,7 @@ async def _attempt_channels(state: AppState, call: ChatCall, responder: Responde
     channels = state.catalog.channels_by_model.get(model, ())
     wanted = paid_options.paid_options(call.dialect.name, call.body, call.headers)
     if wanted:
-        channels = tuple(paid_options.usable(channels, wanted, model))
+        channels = tuple(paid_options.usable(channels, wanted, model, call.dialect.name))
     route = _ChatRoute(state, call, responder)
     await attempt(state, model, channels, route, call.outcome, stream=call.request.stream)
 
@@ -106,6 +106,7 @@ class _ChatRoute:
         self.state, self.call, self.responder = state, call, responder
         self.provider: ChatProvider | None = None
         self.passthrough = False
+        self.dropped: list[tuple[bytes, bytes]] = []  # x-switchgate-dropped-tools
 
     def build(self, channel: Channel, target: Target) -> UpstreamRequest | None:
         call = self.call
@@ -116,10 +117,16 @@ class _ChatRoute:
         self.provider = provider
         self.passthrough = provider.dialect == call.dialect.name
         if self.passthrough:
+            self.dropped = []
             return provider.build_passthrough(call.body, target, call.headers, call.raw)
-        return provider.build_chat_request(
-            replace(call.request, model=target.upstream_model), target
-        )
+        request = replace(call.request, model=target.upstream_model)
+        # Hosted tools: mapped to the vendor's own (paid) tool where the channel allows it,
+        # else dropped; either way what was left out is named in a response header.
+        paid = not request.hosted_tools or paid_options.allows_hosted_tools(channel)
+        self.dropped = dropped_header(request, provider.kind, mapped=paid)
+        if not paid:
+            request = replace(request, hosted_tools=())
+        return provider.build_chat_request(request, target)
 
     def classify(self, channel: Channel, status: int, body: bytes) -> GatewayError:
         assert self.provider is not None
@@ -129,8 +136,7 @@ class _ChatRoute:
         assert self.provider is not None
         state, call, provider = self.state, self.call, self.provider
         passthrough, responder = self.passthrough, self.responder
-        # Hosted tools the translation left out are named in a response header.
-        dropped = dropped_header(call.request, provider.kind) if not passthrough else []
+        dropped = self.dropped
         if call.request.stream:
             await _relay_stream(state, call, provider, response, responder, passthrough, dropped)
         else:

@@ -12,6 +12,7 @@ from switchgate.catalog import Catalog
 from switchgate.observability.endpoint import start_listener
 from switchgate.observability.sampling import process_exited, sample_metrics
 from switchgate.routing.channels import load_channels
+from switchgate.routing.health_redis import share_health
 from switchgate.state import AppState
 from switchgate.storage import migrate
 from switchgate.storage.db import now_ms
@@ -29,6 +30,7 @@ async def refresh_catalog(state: AppState) -> None:
         channels = await load_channels(conn, state.box)
         prices = await load_prices(conn)
     state.catalog = Catalog.build(channels, prices, now_ms())
+    state.keys.reloaded()
     state.tokens.clear()
     state.rate_meter.clear()
     state.config_version = version
@@ -70,6 +72,9 @@ class Lifecycle:
         if state.redis is not None:
             self._tasks.append(
                 asyncio.create_task(listen_for_changes(state.redis, lambda: refresh_catalog(state)))
+            )
+            self._tasks.append(  # routing health shared by every replica (docs/routing.md)
+                asyncio.create_task(share_health(state.redis, state.health, state.holder))
             )
         self._tasks.append(
             asyncio.create_task(_every(1.0, lambda: sample_metrics(state), "metrics"))

@@ -4,7 +4,7 @@ Every variable is optional; the defaults run the gateway on SQLite under ./data.
 """
 
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -18,6 +18,17 @@ def _float(env: Mapping[str, str], name: str, default: float) -> float:
 def _int(env: Mapping[str, str], name: str, default: int) -> int:
     raw = env.get(name)
     return int(raw) if raw not in (None, "") else default
+
+
+def _fallbacks(raw: str | None) -> dict[str, tuple[str, ...]]:
+    """`model=fallback1,fallback2;model2=...` -> {model: (fallback1, fallback2)}."""
+    out: dict[str, tuple[str, ...]] = {}
+    for part in (raw or "").split(";"):
+        model, sep, rest = part.partition("=")
+        if not sep or not model.strip():
+            continue
+        out[model.strip()] = tuple(m.strip() for m in rest.split(",") if m.strip())
+    return out
 
 
 def _bool(raw: str | None) -> bool | None:
@@ -85,6 +96,10 @@ class RoutingSettings:
     breaker_threshold: int = 3  # consecutive failures that open a breaker
     breaker_base_seconds: float = 10.0  # first cool-down (doubles per opening)
     breaker_max_seconds: float = 300.0  # longest cool-down (also caps Retry-After)
+    # Operator-declared fallback models: {"gpt-5": ["claude-sonnet-4-5"]}, tried in order
+    # when every channel of the model failed or none could take the prompt's length
+    # (SWITCHGATE_MODEL_FALLBACKS="gpt-5=claude-sonnet-4-5,gpt-4.1;other=...").
+    fallbacks: Mapping[str, Sequence[str]] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -182,6 +197,7 @@ class Settings:
                 breaker_threshold=_int(env, "SWITCHGATE_BREAKER_THRESHOLD", 3),
                 breaker_base_seconds=_float(env, "SWITCHGATE_BREAKER_BASE_SECONDS", 10.0),
                 breaker_max_seconds=_float(env, "SWITCHGATE_BREAKER_MAX_SECONDS", 300.0),
+                fallbacks=_fallbacks(env.get("SWITCHGATE_MODEL_FALLBACKS")),
             ),
             secret_key=env.get("SWITCHGATE_SECRET_KEY") or None,
             secret_key_previous=tuple(

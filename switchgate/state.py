@@ -22,6 +22,7 @@ from switchgate.dialects.gemini_generate.dialect import GeminiGenerateDialect
 from switchgate.dialects.openai_chat.dialect import OpenAIChatDialect
 from switchgate.money import UNITS_PER_USD
 from switchgate.observability.channel_errors import ChannelErrors
+from switchgate.observability.logs import AccessLog
 from switchgate.observability.metrics import Metrics
 from switchgate.providers.base import ChatProvider
 from switchgate.providers.registry import chat_providers
@@ -32,6 +33,7 @@ from switchgate.ratelimit.redis import RedisRateLimiter
 from switchgate.relay.upstream import UpstreamClient
 from switchgate.routing.breaker import Ladder
 from switchgate.routing.health import Health
+from switchgate.routing.keys import KeyPicker
 from switchgate.settings import Settings
 from switchgate.storage.db import Database
 from switchgate.storage.secrets import SecretBox
@@ -58,6 +60,7 @@ class AppState:
     providers: Mapping[str, ChatProvider]
     catalog: Catalog = field(default_factory=Catalog)
     health: Health = field(default_factory=Health)
+    keys: KeyPicker = field(default_factory=KeyPicker)
     limiter: MemoryRateLimiter | RedisRateLimiter = field(default_factory=MemoryRateLimiter)
     rate_meter: TokenMeter = field(default_factory=lambda: TokenMeter(MemoryRateLimiter()))
     model_rates: dict[str, Rate] = field(default_factory=dict)  # per-model limits, if any
@@ -107,6 +110,7 @@ class AppState:
         state.metrics = Metrics(lambda: state.catalog)
         state.metrics.upstream_connections = lambda: state.upstream.open_connections
         state.recorder.observers.append(state.metrics.observe)
+        state.recorder.observers.append(AccessLog(lambda: state.catalog).observe)
         state.recorder.flush_observers.append(state.metrics.flush_latency.observe)
         state.recorder.observers.append(state.rate_meter.observe)
         state.recorder.alerts.append(state.metrics.alert)

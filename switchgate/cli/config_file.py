@@ -6,6 +6,7 @@ name = "openai-main"
 kind = "openai"            # openai | azure | anthropic | gemini | cohere | jina
 base_url = "https://api.openai.com/v1"
 key_env = "OPENAI_API_KEY" # or: key = "sk-..."
+# or many keys, used in turn by weight: keys = ["sk-1", { key = "sk-2", weight = 3 }]
 models = ["gpt-4o-mini"]
 priority = 0
 weight = 1
@@ -42,6 +43,7 @@ from switchgate.billing.prices import set_price
 from switchgate.money import per_million_to_unit_price, usd_to_units
 from switchgate.relay.paid_options import check_paid_options
 from switchgate.routing.channels import upsert_channel
+from switchgate.routing.keys import parse_keys
 from switchgate.routing.limits import check_timeouts
 from switchgate.storage.db import Database
 from switchgate.storage.secrets import SecretBox
@@ -57,6 +59,19 @@ def read_config(path: Path) -> dict[str, Any]:
             return tomllib.load(handle)
     except (OSError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"cannot read {path}: {exc}") from exc
+
+
+def _keys(entry: dict[str, Any]) -> list[tuple[str, int]]:
+    """`keys = ["k1", { key = "k2", weight = 3 }]` (many keys), else `key` / `key_env`."""
+    if "keys" not in entry:
+        return [(_key(entry), 1)]
+    raw = entry["keys"]
+    try:
+        if not isinstance(raw, list) or not raw:
+            raise ValueError("`keys` must be a non-empty list")
+        return parse_keys(raw)
+    except ValueError as exc:
+        raise ConfigError(f"channel {entry.get('name')!r}: {exc}") from exc
 
 
 def _key(entry: dict[str, Any]) -> str:
@@ -119,7 +134,8 @@ async def apply_config(
                 name=str(entry["name"]),
                 kind=str(entry["kind"]),
                 base_url=str(entry["base_url"]),
-                api_key=_key(entry),
+                api_key="",
+                keys=_keys(entry),
                 models=[str(m) for m in entry["models"]],
                 model_map={str(k): str(v) for k, v in entry.get("map", {}).items()},
                 priority=int(entry.get("priority", 0)),

@@ -15,6 +15,7 @@ from switchgate.billing.ledger import LedgerError
 from switchgate.catalogue.entries import CatalogueError
 from switchgate.cli.audit import add_audit_commands, run_audit
 from switchgate.cli.catalogue import add_catalogue_commands, run_catalogue
+from switchgate.cli.channel_keys import add_key_commands, run_channel_keys
 from switchgate.cli.channel_test import CommandFailed, add_test_command, run_channel_test
 from switchgate.cli.config_file import ConfigError, apply_config, read_config
 from switchgate.cli.ops import Ops
@@ -23,6 +24,7 @@ from switchgate.cli.progress import Progress
 from switchgate.cli.secret_key import add_secret_key_commands, run_secret_key
 from switchgate.money import MoneyError, format_usd_exact, usd_to_units
 from switchgate.routing.channels import ChannelError
+from switchgate.routing.keys import parse_keys
 from switchgate.settings import Settings
 from switchgate.storage import migrate
 from switchgate.storage.db import Database
@@ -101,7 +103,10 @@ def _parser() -> argparse.ArgumentParser:
         "--kind", required=True, help="openai | azure | anthropic | gemini | cohere | jina"
     )
     cadd.add_argument("--base-url", required=True)
-    cadd.add_argument("--key", required=True)
+    cadd.add_argument(
+        "--key", required=True, action="append", help="the API key; repeat for several keys"
+    )
+    cadd.add_argument("--key-weights", help="comma-separated weights, one per --key")
     cadd.add_argument("--models", required=True, help="comma-separated model names")
     cadd.add_argument("--priority", type=int, default=0)
     cadd.add_argument("--weight", type=int, default=1)
@@ -119,6 +124,7 @@ def _parser() -> argparse.ArgumentParser:
     for verb in ("enable", "disable"):
         csub.add_parser(verb).add_argument("name")
     add_test_command(csub)
+    add_key_commands(csub)
 
     add_price_commands(sub)
     add_audit_commands(sub)
@@ -253,7 +259,8 @@ async def _channels_add(ops: Ops, args: argparse.Namespace) -> None:
         name=args.name,
         kind=args.kind,
         base_url=args.base_url,
-        api_key=args.key,
+        api_key="",
+        keys=_cli_keys(args.key, args.key_weights),
         models=[m for m in args.models.split(",") if m.strip()],
         model_map=_pairs(args.map, "--map"),
         priority=args.priority,
@@ -261,6 +268,16 @@ async def _channels_add(ops: Ops, args: argparse.Namespace) -> None:
         extra=extra,
     )
     print(f"channel {args.name} (id {channel_id}) {'created' if created else 'updated'}")
+
+
+def _cli_keys(keys: list[str], weights: str | None) -> list[tuple[str, int]]:
+    values = [w.strip() for w in weights.split(",")] if weights else ["1"] * len(keys)
+    if len(values) != len(keys) or not all(v.isdigit() and int(v) >= 1 for v in values):
+        raise ChannelError("--key-weights needs one whole number >= 1 per --key")
+    try:
+        return parse_keys([{"key": k, "weight": int(w)} for k, w in zip(keys, values, strict=True)])
+    except ValueError as exc:
+        raise ChannelError(str(exc)) from exc
 
 
 async def _channels_list(ops: Ops, args: argparse.Namespace) -> None:
@@ -303,6 +320,9 @@ HANDLERS: dict[tuple[str, str], Handler] = {
     ("channels", "enable"): _channels_status,
     ("channels", "disable"): _channels_status,
     ("channels", "test"): run_channel_test,
+    ("channels", "keys"): run_channel_keys,
+    ("channels", "key-enable"): run_channel_keys,
+    ("channels", "key-disable"): run_channel_keys,
     ("prices", "set"): run_prices,
     ("prices", "list"): run_prices,
     ("catalogue", "list"): run_catalogue,

@@ -18,6 +18,7 @@ import uvicorn
 from switchgate.accounts.bootstrap import ensure_admin
 from switchgate.cli.config_file import apply_config, read_config
 from switchgate.cli.worker_tuning import tune_worker
+from switchgate.observability.logs import configure_logging
 from switchgate.settings import Settings
 from switchgate.storage import migrate
 from switchgate.storage.db import Database
@@ -53,9 +54,7 @@ def serve(
     config: Path | None = None,
     workers: int = 1,
 ) -> int:
-    logging.basicConfig(
-        level=settings.log_level.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
-    )
+    configure_logging(settings)
     parsed = read_config(config) if config else None
     if parsed and "settings" in parsed:
         settings = settings.with_overrides(parsed["settings"])
@@ -76,6 +75,7 @@ def serve(
         "http": "httptools",
         "lifespan": "on",
         "access_log": False,
+        "log_config": None,  # uvicorn's loggers go to ours (observability/logs.py)
         "log_level": settings.log_level,
         "timeout_graceful_shutdown": max(1, math.ceil(settings.drain_seconds)),
     }
@@ -105,6 +105,7 @@ def worker_app() -> "GatewayApp":
     long-running server (garbage collector and malloc; see worker_tuning.py)."""
     from switchgate.app import create_app_from_env  # here: the supervisor doesn't need it
 
+    configure_logging(Settings.from_env())  # a spawned worker starts with no handlers
     app = create_app_from_env()
     tune_worker()
     return app

@@ -21,6 +21,7 @@ from typing import Any, Final, TextIO
 
 from switchgate import jsonutil
 from switchgate.billing.recorder import Record
+from switchgate.catalog import Catalog
 from switchgate.money import format_usd_exact
 from switchgate.settings import Settings
 
@@ -97,11 +98,22 @@ def configure_logging(settings: Settings, stream: TextIO | None = None) -> None:
 
 
 class AccessLog:
-    """The per-request line; `channel_name` turns a channel id into its name."""
+    """The per-request line; channel names come from the live catalogue."""
 
-    def __init__(self, channel_name: Callable[[int | None], str]) -> None:
+    def __init__(self, catalog: Callable[[], Catalog]) -> None:
         self._log = logging.getLogger(ACCESS)
-        self._channel_name = channel_name
+        self._catalog = catalog
+        self._seen: Catalog | None = None
+        self._names: dict[int, str] = {}
+
+    def _channel(self, channel_id: int | None) -> str | None:
+        if channel_id is None:
+            return None
+        catalog = self._catalog()
+        if catalog is not self._seen:
+            self._names = {c.id: c.name for c in catalog.channels}
+            self._seen = catalog
+        return self._names.get(channel_id, f"#{channel_id}")
 
     def observe(self, record: Record) -> None:
         log = self._log
@@ -112,9 +124,7 @@ class AccessLog:
             "user_id": record.user_id,
             "token_id": record.token_id,
             "model": record.model,
-            "channel": self._channel_name(record.channel_id)
-            if record.channel_id is not None
-            else None,
+            "channel": self._channel(record.channel_id),
             "dialect": record.dialect,
             "endpoint": record.endpoint,
             "stream": record.stream,

@@ -23,6 +23,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from switchgate.catalogue.entries import shipped_catalogue
 from switchgate.errors import ErrorKind, GatewayError
 from switchgate.providers.base import Target, UpstreamRequest
 from switchgate.relay.gate import admit_model
@@ -30,18 +31,25 @@ from switchgate.relay.outcome import Outcome
 from switchgate.relay.upstream import UpstreamResponse, read_all, wait_body
 from switchgate.routing.breaker import Phase
 from switchgate.routing.channels import Channel
-from switchgate.routing.failures import Blame, blame, fails_over, retry_after
+from switchgate.routing.failures import (
+    Blame,
+    blame,
+    context_overflow,
+    fails_over,
+    key_refused,
+    retry_after,
+)
 from switchgate.routing.health import Health, channel_subject, key_subject, model_subject
 from switchgate.routing.limits import channel_limits
 from switchgate.routing.selector import plan
 from switchgate.state import AppState
 
 
-def target_for(channel: Channel, model: str) -> Target:
+def target_for(channel: Channel, model: str, key: str | None = None) -> Target:
     extra = channel.extra
     return Target(
         base_url=channel.base_url,
-        api_key=channel.api_key,
+        api_key=key if key is not None else channel.api_key,
         upstream_model=channel.upstream_model(model),
         extra_headers=extra.get("headers", {}),
         api_version=extra.get("api_version"),
@@ -101,58 +109,59 @@ async def attempt(
     stream: bool,
     no_channel: Callable[[], GatewayError] | None = None,
 ) -> None:
+    """Serve the call from `model`'s channels, then from the operator's fallback models
+    for it (settings.routing.fallbacks) when every candidate failed or none could take
+    the prompt's length."""
     if state.model_rates:  # SWITCHGATE_MODEL_LIMITS (scale-out, docs/scaling.md)
         await admit_model(state, model)
+    run = _Run(state, route, model, stream)
+    if await _serve_model(run, model, channels, outcome):
+        return
+    for fallback in state.settings.routing.fallbacks.get(model, ()):
+        fallback_channels = state.catalog.channels_by_model.get(fallback, ())
+        if fallback_channels and run.tries < state.settings.routing.max_attempts:
+            run.model, run.overflow = fallback, None
+            if await _serve_model(run, fallback, fallback_channels, outcome):
+                return
+    if run.overflow is not None:
+        raise run.overflow  # no candidate could take it: the client's 400
+    if run.last_error is not None:
+        raise run.last_error
+    raise (no_channel or _no_channel(model))()
+
+
+async def _serve_model(
+    run: "_Run", model: str, channels: Sequence[Channel], outcome: Outcome
+) -> bool:
+    """True once a candidate answered (delivered); False when every one failed."""
+    state, route = run.state, run.route
     health = state.health
-    settings = state.settings.routing
-    tries = 0
-    last_error: GatewayError | None = None
-    metrics = state.metrics
-    last_failed: tuple[int, str] | None = None  # (channel id, reason) of the last failed send
     queue = plan(channels, health, state.rng, model)
     deferred: set[int] = set()
     i = 0
-    while i < len(queue) and tries < settings.max_attempts:
+    while i < len(queue) and run.tries < state.settings.routing.max_attempts:
         channel = queue[i]
         i += 1
-        if channel.id not in deferred and not await _admitted(health, channel, model):
+        trials: list[str] = []
+        if channel.id not in deferred and not await _admitted(health, channel, model, trials):
             deferred.add(channel.id)  # another call holds its trial slot: try it last
             queue.append(channel)
             continue
-        candidate = Candidate(channel, target_for(channel, model))
+        key = state.keys.pick(channel.id, channel.key_list(), health)
+        if key is None:
+            continue  # every key of the channel is disabled
+        candidate = Candidate(channel, target_for(channel, model, key.key), key.position)
         request = route.build(channel, candidate.target)
         if request is None:
             continue
         outcome.channel, outcome.upstream_model = channel, candidate.target.upstream_model
-        limits = channel_limits(channel, state.settings.timeouts, stream)
-        retried = False
-        while True:
-            tries += 1
-            if last_failed is not None:  # this send retries an attempt that failed
-                metrics.retried(last_failed[0], last_failed[1], channel.id)
-            error, wait, response = await _send(state, route, candidate, request, limits, stream)
-            if response is not None:
-                metrics.attempt_ok(channel.id)
-                last_failed = None
-                break
-            assert error is not None
-            last_failed = (channel.id, metrics.attempt_failed(channel.id, error))
-            last_error = error
-            if not fails_over(error):
-                raise error
-            if (
-                wait is not None
-                and wait <= settings.short_retry_after
-                and not retried
-                and tries < settings.max_attempts
-            ):
-                retried = True
-                await asyncio.sleep(wait)
-                continue
-            record_failure(health, candidate, model, error, wait)
-            state.channel_errors.record(channel.id, error.message)
-            break
+        response = await run.send(candidate, request, trials)
         if response is None:
+            if run.overflow is not None:  # only a larger window can take this prompt
+                upstream = candidate.target.upstream_model
+                queue[i:] = larger_windows(queue[i:], model, upstream)
+            elif run.key_refused and len(channel.key_list()) > 1:
+                queue.insert(i, channel)  # the same channel again, with its next key
             continue
         try:
             health.success(channel_subject(channel.id), model_subject(channel.id, model))
@@ -166,10 +175,87 @@ async def attempt(
         ):
             health.failure(model_subject(channel.id, model), None, failed.message[:200])
             state.channel_errors.record(channel.id, failed.message)
-        return
-    if last_error is not None:
-        raise last_error
-    raise (no_channel or _no_channel(model))()
+        return True
+    return False
+
+
+def larger_windows(candidates: list[Channel], model: str, upstream: str) -> list[Channel]:
+    """The candidates whose upstream model has a larger context window than `upstream`
+    (by the shipped model catalogue; without a known window for `upstream`, any other
+    upstream model with a known window)."""
+    catalogue = shipped_catalogue()
+
+    def window(name: str) -> int | None:
+        entry = catalogue.find(name)
+        return entry.context_window if entry is not None else None
+
+    current = window(upstream)
+    out = []
+    for channel in candidates:
+        other = channel.upstream_model(model)
+        size = window(other)
+        if size is not None and other != upstream and (current is None or size > current):
+            out.append(channel)
+    return out
+
+
+class _Run:
+    """The sends of one call: counts them, retries a short Retry-After once, records
+    what failed."""
+
+    def __init__(self, state: AppState, route: Route, model: str, stream: bool) -> None:
+        self.state, self.route, self.model, self.stream = state, route, model, stream
+        self.tries = 0
+        self.last_error: GatewayError | None = None
+        self.key_refused = False
+        self.overflow: GatewayError | None = None  # a context-length 400 (try larger)
+        self.last_failed: tuple[int, str] | None = None  # (channel id, reason), for metrics
+
+    async def send(
+        self, candidate: Candidate, request: UpstreamRequest, trials: list[str]
+    ) -> UpstreamResponse | None:
+        """The response from this candidate, or None after recording why not. Raises
+        the client's own errors."""
+        state, settings, health = self.state, self.state.settings.routing, self.state.health
+        channel, model = candidate.channel, self.model
+        limits = channel_limits(channel, state.settings.timeouts, self.stream)
+        retried = self.key_refused = False
+        metrics = state.metrics
+        while True:
+            self.tries += 1
+            if self.last_failed is not None:  # this send retries an attempt that failed
+                metrics.retried(self.last_failed[0], self.last_failed[1], channel.id)
+            error, wait, response = await _send(
+                state, self.route, candidate, request, limits, self.stream
+            )
+            if response is not None:
+                metrics.attempt_ok(channel.id)
+                self.last_failed = None
+                return response
+            assert error is not None
+            self.last_failed = (channel.id, metrics.attempt_failed(channel.id, error))
+            self.last_error = error
+            if not fails_over(error):
+                health.success(*trials)  # it answered: the client's error, not its own
+                if context_overflow(error):
+                    self.overflow = error
+                    return None
+                raise error
+            short = wait is not None and wait <= settings.short_retry_after
+            if short and not retried and self.tries < settings.max_attempts:
+                retried = True
+                await asyncio.sleep(wait or 0.0)
+                continue
+            record_failure(health, candidate, model, error, wait)
+            if key_refused(error):
+                reason = f"HTTP {error.upstream_status}: {error.message}"
+                state.keys.refuse(state.db, channel.id, candidate.key_index, reason)
+                self.key_refused = True
+            for subject in trials:  # a failed trial re-opens what it was probing
+                if subject != candidate.subject(blame(error), model):
+                    health.failure(subject, None, error.message[:200])
+            state.channel_errors.record(channel.id, error.message)
+            return None
 
 
 def _no_channel(model: str) -> Callable[[], GatewayError]:
@@ -178,14 +264,15 @@ def _no_channel(model: str) -> Callable[[], GatewayError]:
     )
 
 
-async def _admitted(health: Health, channel: Channel, model: str) -> bool:
+async def _admitted(health: Health, channel: Channel, model: str, trials: list[str]) -> bool:
     """A closed or open candidate goes (open ones only come last, from the plan); a
-    half-open one goes only as the trial request."""
+    half-open one goes only as the trial request (its subjects are added to `trials`)."""
     if not health.any_failing or health.blocked(channel.id, model) is not Phase.HALF_OPEN:
         return True
     for subject in health.half_open(channel.id, model):
         if not await health.claim_probe(subject):
             return False
+        trials.append(subject)
     return True
 
 

@@ -8,6 +8,7 @@ from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from switchgate import jsonutil
+from switchgate.routing.keys import ChannelKey, load_keys, save_keys
 from switchgate.storage.db import bump_config_version, now_ms
 from switchgate.storage.secrets import SecretBox
 from switchgate.storage.tables import channels
@@ -32,6 +33,11 @@ class Channel:
     weight: int = 1
     status: str = "enabled"
     extra: Mapping[str, Any] = field(default_factory=dict)
+    # Every key of the channel (routing/keys.py); empty means just `api_key`.
+    keys: tuple[ChannelKey, ...] = ()
+
+    def key_list(self) -> tuple[ChannelKey, ...]:
+        return self.keys or (ChannelKey(0, self.api_key),)
 
     def upstream_model(self, model: str) -> str:
         return self.model_map.get(model, model)
@@ -62,9 +68,15 @@ async def upsert_channel(
     weight: int = 1,
     status: str = "enabled",
     extra: Mapping[str, Any] | None = None,
+    keys: list[tuple[str, int]] | None = None,
 ) -> tuple[int, bool]:
-    """Create the channel, or update the one with that name. Returns (id, created)."""
+    """Create the channel, or update the one with that name. Returns (id, created).
+    `keys` (key, weight) replaces the channel's keys; without it `api_key` is its one key."""
     _check(kind, base_url, models, weight)
+    keys = keys or [(api_key, 1)]
+    if not keys[0][0]:
+        raise ChannelError("a channel needs at least one API key")
+    api_key = keys[0][0]
     values = {
         "kind": kind,
         "base_url": base_url.rstrip("/"),
@@ -80,11 +92,14 @@ async def upsert_channel(
     existing = await conn.scalar(select(channels.c.id).where(channels.c.name == name))
     if existing is not None:
         await conn.execute(update(channels).where(channels.c.id == existing).values(**values))
+        await save_keys(conn, box, int(existing), keys)
         await bump_config_version(conn)
         return int(existing), False
     result = await conn.execute(channels.insert().values(name=name, created_at=now_ms(), **values))
+    channel_id = int(result.inserted_primary_key[0])  # type: ignore[index]
+    await save_keys(conn, box, channel_id, keys)
     await bump_config_version(conn)
-    return int(result.inserted_primary_key[0]), True  # type: ignore[index]
+    return channel_id, True
 
 
 async def set_channel_status(conn: AsyncConnection, name: str, status: str) -> None:
@@ -98,15 +113,24 @@ async def set_channel_status(conn: AsyncConnection, name: str, status: str) -> N
     await bump_config_version(conn)
 
 
+def _first_key(keys: tuple[ChannelKey, ...], fallback: str) -> str:
+    for key in keys:
+        if key.enabled:
+            return key.key
+    return keys[0].key if keys else fallback
+
+
 async def load_channels(conn: AsyncConnection, box: SecretBox) -> list[Channel]:
     rows = await conn.execute(select(channels).order_by(channels.c.id))
+    keys = await load_keys(conn, box)
     return [
         Channel(
             id=row.id,
             name=row.name,
             kind=row.kind,
             base_url=row.base_url,
-            api_key=box.decrypt(row.api_key_enc),
+            api_key=_first_key(keys.get(row.id, ()), box.decrypt(row.api_key_enc)),
+            keys=keys.get(row.id, ()),
             models=tuple(jsonutil.loads(row.models)),
             model_map=jsonutil.loads(row.model_map),
             priority=row.priority,

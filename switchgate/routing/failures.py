@@ -48,11 +48,19 @@ def model_missing(error: GatewayError) -> bool:
     )
 
 
+def key_refused(error: GatewayError) -> bool:
+    """The upstream refused the channel's key: 401 / 403, or Gemini's 400
+    API_KEY_INVALID (which its classifier words as an authentication failure)."""
+    return error.upstream_status in (401, 403) or (
+        error.upstream_status == 400 and error.message == "upstream authentication failed"
+    )
+
+
 def blame(error: GatewayError) -> Blame:
     status = error.upstream_status
     if status is None:
         return Blame.CHANNEL if error.retryable else Blame.NONE
-    if status in (401, 403):
+    if key_refused(error):
         return Blame.KEY
     if status == 429 or status >= 500 or status == 408 or model_missing(error):
         return Blame.MODEL

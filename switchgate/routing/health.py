@@ -146,17 +146,20 @@ class Health:
         self._probes[subject] = now + self.ladder.probe_timeout
         if self.sync is None:
             return True
-        return await self.sync.claim_probe(subject, self.ladder.probe_timeout)
+        if await self.sync.claim_probe(subject, self.ladder.probe_timeout):
+            return True
+        self._probes.pop(subject, None)  # another process holds it: ask again next time
+        return False
 
     def apply(self, subject: str, breaker: Breaker) -> None:
         """A state written by another process; an older one than ours is ignored."""
         current = self._states.get(subject)
         if current is not None and breaker.updated < current.updated:
             return
+        self._probes.pop(subject, None)  # any change ends a trial
         if breaker.closed:
             if current is not None:
                 del self._states[subject]
-                self._probes.pop(subject, None)
         else:
             self._states[subject] = breaker
 

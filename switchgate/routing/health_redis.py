@@ -6,6 +6,7 @@ written only when a breaker changes (a failure, or the first success after failu
 
     HSET switchgate:health:state <subject> <state>   (HDEL when it closes)
     PUBLISH switchgate:health <origin, subject, state>
+    SET switchgate:health:probe:<subject> NX PX      (the half-open trial slot)
 
 and every process applies what it hears to its copy. A process that (re)connects reads
 the whole hash first, and again every `resync_seconds`.
@@ -33,16 +34,22 @@ from switchgate import jsonutil
 from switchgate.routing.breaker import Breaker
 from switchgate.routing.health import Health
 
-CHANNEL = "switchgate:health"
-STATE_KEY = "switchgate:health:state"
-PROBE_PREFIX = "switchgate:health:probe:"
+NAMESPACE = "switchgate:health"  # pub/sub channel; `:state` hash; `:probe:<subject>` slots
 log = logging.getLogger("switchgate.health")
 
 
 class RedisHealthSync:
     def __init__(
-        self, redis: Redis, health: Health, origin: str, resync_seconds: float = 5.0
+        self,
+        redis: Redis,
+        health: Health,
+        origin: str,
+        resync_seconds: float = 5.0,
+        namespace: str = NAMESPACE,
     ) -> None:
+        self._channel = namespace
+        self._state_key = f"{namespace}:state"
+        self._probe_prefix = f"{namespace}:probe:"
         self._redis = redis
         self._health = health
         self._origin = origin
@@ -59,7 +66,7 @@ class RedisHealthSync:
     async def claim_probe(self, subject: str, ttl: float) -> bool:
         try:
             taken = await self._redis.set(
-                PROBE_PREFIX + subject, self._origin, nx=True, px=max(1, int(ttl * 1000))
+                self._probe_prefix + subject, self._origin, nx=True, px=max(1, int(ttl * 1000))
             )
         except (RedisError, OSError) as exc:
             log.warning("Redis unreachable for a breaker trial slot (%s); deciding locally", exc)
@@ -72,12 +79,12 @@ class RedisHealthSync:
         message = jsonutil.dumps({"o": self._origin, "s": subject, "b": breaker.as_dict()})
         try:
             async with self._redis.pipeline(transaction=False) as pipe:
+                pipe.delete(self._probe_prefix + subject)  # any change ends a trial
                 if breaker.closed:
-                    pipe.hdel(STATE_KEY, subject)
-                    pipe.delete(PROBE_PREFIX + subject)
+                    pipe.hdel(self._state_key, subject)
                 else:
-                    pipe.hset(STATE_KEY, subject, jsonutil.dumps(breaker.as_dict()))
-                pipe.publish(CHANNEL, message)
+                    pipe.hset(self._state_key, subject, jsonutil.dumps(breaker.as_dict()))
+                pipe.publish(self._channel, message)
                 await pipe.execute()
         except (RedisError, OSError) as exc:
             log.warning("could not share a breaker change through Redis: %s", exc)
@@ -93,7 +100,7 @@ class RedisHealthSync:
 
     async def load(self) -> None:
         """Read every shared state into the local copy."""
-        raw = await self._redis.hgetall(STATE_KEY)
+        raw = await self._redis.hgetall(self._state_key)
         states: dict[str, Breaker] = {}
         for subject, value in raw.items():
             try:
@@ -108,7 +115,7 @@ class RedisHealthSync:
         while True:
             try:
                 async with self._redis.pubsub() as pubsub:
-                    await pubsub.subscribe(CHANNEL)
+                    await pubsub.subscribe(self._channel)
                     await self.load()
                     next_load = time.monotonic() + self._resync
                     while True:

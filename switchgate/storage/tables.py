@@ -14,6 +14,7 @@ from sqlalchemy import (
     String,
     Table,
     Text,
+    UniqueConstraint,
 )
 
 metadata = MetaData()
@@ -100,6 +101,22 @@ channels = Table(
     Column("extra", Text, nullable=False, default="{}"),  # JSON: headers, api_version
     Column("created_at", BigInteger, nullable=False),
     Column("updated_at", BigInteger, nullable=False),
+)
+
+# Every API key of a channel (migration 0005); position 0 is also in channels.api_key_enc.
+channel_keys = Table(
+    "channel_keys",
+    metadata,
+    Column("id", Integer, primary_key=True, autoincrement=True),
+    Column("channel_id", Integer, ForeignKey("channels.id", ondelete="CASCADE"), nullable=False),
+    Column("position", Integer, nullable=False),
+    Column("key_enc", Text, nullable=False),  # AES-GCM, see storage/secrets.py
+    Column("weight", Integer, nullable=False, default=1),
+    Column("status", String(16), nullable=False, default="enabled"),
+    Column("disabled_reason", Text, nullable=True),  # e.g. "HTTP 401: invalid api key"
+    Column("disabled_at", BigInteger, nullable=True),
+    Column("created_at", BigInteger, nullable=False),
+    UniqueConstraint("channel_id", "position", name="uq_channel_keys_position"),
 )
 
 prices = Table(

@@ -53,6 +53,19 @@ def lanes_toml(primary: str, fallback: str, lanes: dict[str, list[str]]) -> str:
     return "\n".join(out)
 
 
+def keys_toml(url: str, lane: str, keys: list[str]) -> str:
+    """One channel per kind holding several keys (no fallback channel)."""
+    listed = ", ".join(f'"{k}"' for k in keys)
+    out = []
+    for suffix, (kind, path) in KINDS.items():
+        out.append(
+            f'[[channels]]\nname = "{lane}-{suffix}"\nkind = "{kind}"\n'
+            f'base_url = "{url}{path}"\nkeys = [{listed}]\nmodels = ["{lane}-{suffix}"]\n'
+            f'[prices."{lane}-{suffix}"]\ninput = "1"\noutput = "2"\n'
+        )
+    return "\n".join(out)
+
+
 @dataclass
 class Upstream:
     process: Process
@@ -64,6 +77,26 @@ class Upstream:
     def faults(self, **values: Any) -> None:
         status, body = http_json("POST", f"{self.url}/_mock/config", {**FAULTS_OFF, **values})
         assert status == 200, body
+
+    def keys_used(self, model: str) -> list[str]:
+        """For each request for `model`: "valid" or "invalid" (the mock redacts keys)."""
+        _, data = http_json("GET", f"{self.url}/_mock/requests")
+        out = []
+        for request in data["requests"]:
+            body = request.get("json") or {}
+            named = body.get("model") if isinstance(body, dict) else None
+            if named == model or f"/models/{model}:" in request["path"]:
+                headers = request["headers"]
+                value = next(
+                    (
+                        headers[h]
+                        for h in ("authorization", "x-api-key", "x-goog-api-key")
+                        if h in headers
+                    ),
+                    request["query"].get("key", ""),
+                )
+                out.append("valid" if value == "<redacted:valid>" else "invalid")
+        return out
 
     def count(self, model: str) -> int:
         """Requests this upstream received for `model` (any dialect)."""

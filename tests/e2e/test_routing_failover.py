@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import anthropic
+import httpx
 import openai
 import pytest
 from google import genai
@@ -15,11 +16,13 @@ from google.genai import types
 from tests.conftest import Gateway
 from tests.e2e.routing_support import (
     Upstream,
+    keys_toml,
     lane_models,
     lanes_toml,
     start_gateway,
     upstream_pair,
 )
+from tests.support import wait_for
 
 LANES = {
     lane: []
@@ -33,7 +36,10 @@ def setup(
 ) -> Iterator[tuple[Gateway, Upstream, Upstream, str]]:
     with upstream_pair(tmp_path_factory) as (primary, fallback):
         data_dir = tmp_path_factory.mktemp("routing-gw")
-        gw = start_gateway(data_dir, lanes_toml(primary.url, fallback.url, LANES))
+        config = lanes_toml(primary.url, fallback.url, LANES)
+        config += "\n" + keys_toml(primary.url, "keys", ["bad-key-00001", "mock-key"])
+        config += "\n" + fallback_toml(primary.url, fallback.url)
+        gw = start_gateway(data_dir, config, {"SWITCHGATE_MODEL_FALLBACKS": "fb-gpt=fb-claude"})
         try:
             _, token = gw.new_user(balance_usd=50)
             yield gw, primary, fallback, token
@@ -47,6 +53,29 @@ def env(setup: tuple[Gateway, Upstream, Upstream, str]) -> tuple[Gateway, Upstre
     primary.faults()
     fallback.faults()
     return setup
+
+
+def fallback_toml(primary: str, fallback: str) -> str:
+    """ctx-gpt: three channels whose upstream models have 128k, 128k and 1M windows.
+    fb-gpt: one failing channel, with fb-claude declared as its fallback model."""
+    channels = [
+        ("ctx-small", "openai", f"{primary}/v1", "ctx-gpt", "gpt-4o", 10),
+        ("ctx-same", "openai", f"{fallback}/v1", "ctx-gpt", "gpt-4o-mini", 5),
+        ("ctx-big", "openai", f"{fallback}/v1", "ctx-gpt", "gpt-4.1", 0),
+        ("fb-primary", "openai", f"{primary}/v1", "fb-gpt", "fb-gpt", 0),
+        ("fb-other", "anthropic", fallback, "fb-claude", "fb-claude", 0),
+    ]
+    out = [
+        f'[[channels]]\nname = "{name}"\nkind = "{kind}"\nbase_url = "{url}"\n'
+        f'key = "mock-key"\nmodels = ["{model}"]\nmap = {{ "{model}" = "{upstream}" }}\n'
+        f"priority = {priority}\n"
+        for name, kind, url, model, upstream, priority in channels
+    ]
+    out += [
+        f'[prices."{m}"]\ninput = "1"\noutput = "2"\n' for m in ("ctx-gpt", "fb-gpt", "fb-claude")
+    ]
+    out.append('[settings.routing]\nfallbacks = { "fb-gpt" = ["fb-claude"] }\n')
+    return "\n".join(out)
 
 
 def oai(gw: Gateway, token: str) -> openai.OpenAI:
@@ -221,3 +250,66 @@ def test_client_errors_are_returned_not_retried(env: Any) -> None:
             model="client-gpt", messages=[{"role": "user", "content": "hello"}]
         )
     assert primary.count("client-gpt") == 1 and fallback.count("client-gpt") == 0
+
+
+def test_a_key_refused_with_401_is_disabled_and_the_next_key_answers(env: Any) -> None:
+    gw, primary, _, token = env
+    for _ in range(2):
+        answers = ask_all(gw, token, "keys", stream=False)
+        assert all(answers.values()), answers
+    for model in lane_models("keys"):
+        # the bad key was tried once (401), then never again; the good one answered twice
+        assert primary.keys_used(model) == ["invalid", "valid", "valid"], model
+    _, admin_token = gw.new_user(admin=True)
+    headers = {"authorization": f"Bearer {admin_token}"}
+
+    def keys_of(name: str) -> list[dict[str, Any]]:
+        listed = httpx.get(f"{gw.url}/api/channels", headers=headers).json()["items"]
+        return next(c["keys"] for c in listed if c["name"] == name)
+
+    found = wait_for(lambda: keys_of("keys-gpt")[0]["status"] == "disabled", timeout=5)
+    assert found, keys_of("keys-gpt")
+    bad, good = keys_of("keys-gpt")
+    assert "401" in bad["disabled_reason"] and bad["disabled_at"] > 0
+    assert good["status"] == "enabled"
+    channel_id = next(
+        c["id"]
+        for c in httpx.get(f"{gw.url}/api/channels", headers=headers).json()["items"]
+        if c["name"] == "keys-gpt"
+    )
+    # re-enabled by hand: back in turn (and refused again at once)
+    response = httpx.post(
+        f"{gw.url}/api/channels/{channel_id}/keys/0/status",
+        json={"enabled": True},
+        headers=headers,
+    )
+    assert response.status_code == 200, response.text
+    assert keys_of("keys-gpt")[0]["status"] == "enabled"
+
+
+def test_a_context_length_400_moves_to_a_candidate_with_a_larger_window(env: Any) -> None:
+    gw, primary, fallback, token = env
+    primary.faults(
+        fault_status=400,
+        fault_models=["gpt-4o"],
+        fault_message="This model's maximum context length is 128000 tokens. However, your "
+        "messages resulted in 190000 tokens.",
+    )
+    reply = oai(gw, token).chat.completions.create(
+        model="ctx-gpt", messages=[{"role": "user", "content": "a very long prompt"}]
+    )
+    assert reply.choices[0].message.content
+    assert primary.count("gpt-4o") == 1
+    assert fallback.count("gpt-4o-mini") == 0, "the same window cannot take it either"
+    assert fallback.count("gpt-4.1") == 1
+
+
+def test_a_declared_fallback_model_answers_across_dialects(env: Any) -> None:
+    gw, primary, fallback, token = env
+    primary.faults(fault_status=500, fault_models=["fb-gpt"])
+    reply = oai(gw, token).chat.completions.create(
+        model="fb-gpt", messages=[{"role": "user", "content": "hello"}]
+    )
+    assert reply.choices[0].message.content
+    assert primary.count("fb-gpt") == 1 and fallback.count("fb-claude") == 1
+    assert reply.model == "fb-claude", "the answer names the model that answered"

@@ -124,3 +124,24 @@ def test_retry_after_forms() -> None:
     assert retry_after({"retry-after": "Wed, 21 Oct 2015 07:28:30 GMT"}, now=1445412500.0) == 10
     assert retry_after({"retry-after": "soon"}) is None
     assert retry_after({}) is None
+
+
+def test_keys_are_used_in_weighted_turns_skipping_disabled_and_open_ones() -> None:
+    from switchgate.routing.health import key_subject
+    from switchgate.routing.keys import ChannelKey, KeyPicker, parse_keys
+
+    health = Health(Ladder(threshold=1), Clock())
+    picker = KeyPicker()
+    keys = (ChannelKey(0, "a", 1), ChannelKey(1, "b", 3), ChannelKey(2, "c", 1, "disabled"))
+    picked = [picker.pick(9, keys, health).position for _ in range(8)]  # type: ignore[union-attr]
+    assert picked == [0, 1, 1, 1, 0, 1, 1, 1]
+    health.failure(key_subject(9, 1))
+    assert {picker.pick(9, keys, health).position for _ in range(4)} == {0}  # type: ignore[union-attr]
+    assert picker.pick(9, (ChannelKey(0, "x", 1, "disabled"),), health) is None
+    assert parse_keys(["k1", {"key": "k2", "weight": 2}]) == [("k1", 1), ("k2", 2)]
+    for bad in (["k", "k"], [""], [{"key": "k", "weight": 0}], [3]):
+        try:
+            parse_keys(bad)
+        except ValueError:
+            continue
+        raise AssertionError(bad)

@@ -5,6 +5,12 @@ from typing import Any
 from sqlalchemy import select
 from starlette.requests import Request
 
+from switchgate.console.api.channel_keys import (
+    KEYS_FIELD,
+    key_view,
+    keys_from_body,
+    retest_disabled_keys,
+)
 from switchgate.console.api.registry import BOOL, INT, STR, STR_LIST, ApiRoute, obj
 from switchgate.console.deps import Actor, ApiError, gw, json_body, path_int
 from switchgate.relay.paid_options import check_paid_options
@@ -23,6 +29,7 @@ CHANNEL_FIELDS = {
     "kind": {"enum": list(KNOWN_KINDS)},
     "base_url": STR,
     "api_key": {**STR, "description": "write-only; leave out when editing to keep the key"},
+    "api_keys": KEYS_FIELD,
     "models": STR_LIST,
     "model_map": {"type": "object", "additionalProperties": STR},
     "priority": INT,
@@ -61,6 +68,7 @@ async def list_channels(request: Request, actor: Actor) -> dict[str, Any]:
                 "api_version": c.extra.get("api_version"),
                 "paid_options": list(c.extra.get("paid_options", ())),
                 **channel_health(breakers, c.id),
+                "keys": [key_view(k) for k in c.key_list()],
                 "last_error": errors[c.id].message if c.id in errors else None,
                 "last_error_at": errors[c.id].at_ms if c.id in errors else None,
             }
@@ -89,8 +97,13 @@ async def _save(request: Request, body: dict[str, Any], current: Any | None) -> 
     state = gw(request)
     merged: dict[str, Any] = dict(current or {})
     merged.update({k: v for k, v in body.items() if v is not None})
+    keys = keys_from_body(body)
     key = str(body.get("api_key") or "") or (current or {}).get("api_key", "")
-    if not key:
+    if keys is None and body.get("api_key"):
+        keys = [(key, 1)]  # a new single key replaces the list
+    if keys is None and current is not None:
+        keys = current.get("keys")  # kept as they are
+    if not key and not keys:
         raise ApiError(400, "an upstream API key is needed", "invalid")
     extra: dict[str, Any] = {}
     headers = _str_map(merged.get("headers"), "headers")
@@ -108,6 +121,7 @@ async def _save(request: Request, body: dict[str, Any], current: Any | None) -> 
             kind=str(merged.get("kind") or ""),
             base_url=str(merged.get("base_url") or ""),
             api_key=key,
+            keys=keys,
             models=_models(merged.get("models") or []),
             model_map=_str_map(merged.get("model_map"), "model_map"),
             priority=int(merged.get("priority") or 0),
@@ -141,6 +155,7 @@ async def _current(request: Request, channel_id: int) -> dict[str, Any]:
         "kind": c.kind,
         "base_url": c.base_url,
         "api_key": c.api_key,
+        "keys": [(k.key, k.weight) for k in c.key_list()],
         "models": list(c.models),
         "model_map": dict(c.model_map),
         "priority": c.priority,
@@ -187,7 +202,7 @@ async def test_channel(request: Request, actor: Actor) -> dict[str, Any]:
         state.health.reset_channel(channel_id)
     elif result.outcome == "failed":
         state.channel_errors.record(channel_id, f"test: {result.diagnosis or result.message}")
-    return result.as_dict()
+    return {**result.as_dict(), "keys_enabled": await retest_disabled_keys(request, found[0])}
 
 
 ROUTES = [

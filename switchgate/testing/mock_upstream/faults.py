@@ -61,7 +61,8 @@ def fault_middleware(state: MockState) -> Any:
         if request.path.startswith(_CONTROL):
             return await handler(request)
         if config.hang:
-            state.record(request, 0)
+            body = await request.read()
+            state.record(request, len(body), parse_json(body))
             await asyncio.sleep(3600)
         if config.fault_status and config.fault_count != 0:
             body = parse_json(await request.read())  # cached: the handler reads it again

@@ -12,6 +12,8 @@ Coding agents ask for tools the provider runs itself: Codex sends Responses
 - everything else (and web search on OpenAI Chat upstreams, which have no search tool
   for ordinary models) is dropped on purpose, never refused: the relay names what was
   dropped in the `x-switchgate-dropped-tools` response header (docs/agents.md).
+A Responses request passed through to a native upstream keeps its hosted tools only when
+the channel allows paid hosted tools (`without_hosted_tools` otherwise).
 Pure functions; nothing here runs unless a request carries hosted tools.
 """
 
@@ -88,3 +90,20 @@ def dropped_header(
 ) -> list[tuple[bytes, bytes]]:
     names = dropped(request, kind, mapped)
     return [(DROPPED_HEADER, ", ".join(names).encode())] if names else []
+
+
+def without_hosted_tools(body: dict[str, Any]) -> tuple[dict[str, Any], list[tuple[bytes, bytes]]]:
+    """A Responses body for a native upstream with the hosted tools left out (the channel
+    may not run paid hosted tools), and the header naming them."""
+    tools = body.get("tools")
+    if not isinstance(tools, list):
+        return body, []
+    names = [str(t.get("type")) for t in tools if _is_hosted(t)]
+    if not names:
+        return body, []
+    kept = [t for t in tools if not _is_hosted(t)]
+    return {**body, "tools": kept}, [(DROPPED_HEADER, ", ".join(dict.fromkeys(names)).encode())]
+
+
+def _is_hosted(tool: Any) -> bool:
+    return isinstance(tool, dict) and tool.get("type") not in ("function", "namespace", "custom")

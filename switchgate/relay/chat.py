@@ -20,7 +20,7 @@ from switchgate.core.usage import Usage
 from switchgate.dialects.base import ChatDialect
 from switchgate.errors import ErrorKind, GatewayError
 from switchgate.providers.base import ChatProvider, Target, UpstreamRequest
-from switchgate.providers.hosted_tools import dropped_header
+from switchgate.providers.hosted_tools import dropped_header, without_hosted_tools
 from switchgate.relay import paid_options, policy
 from switchgate.relay.asgi import SSE_HEADERS, ClientGone, Responder
 from switchgate.relay.attempt import attempt
@@ -117,8 +117,18 @@ class _ChatRoute:
         self.provider = provider
         self.passthrough = provider.dialect == call.dialect.name
         if self.passthrough:
-            self.dropped = []
-            return provider.build_passthrough(call.body, target, call.headers, call.raw)
+            body, self.dropped = call.body, []
+            raw: bytes | None = call.raw
+            # Codex sends web_search with every turn: where the operator hasn't allowed paid
+            # hosted tools, a native Responses channel gets the body without them.
+            if (
+                call.dialect.name == "responses"
+                and call.request.hosted_tools
+                and not paid_options.allows_hosted_tools(channel)
+            ):
+                body, self.dropped = without_hosted_tools(body)
+                raw = None
+            return provider.build_passthrough(body, target, call.headers, raw)
         request = replace(call.request, model=target.upstream_model)
         # Hosted tools: mapped to the vendor's own (paid) tool where the channel allows it,
         # else dropped; either way what was left out is named in a response header.

@@ -92,7 +92,7 @@ def _forwards_hosted(channel: Channel, dialect: str | None) -> bool:
     if dialect in _NATIVE_KIND:
         return channel.kind == _NATIVE_KIND[dialect]
     if dialect == "responses":
-        return serves_responses(channel)
+        return False  # passed through without them unless allowed (relay/chat.py)
     # OpenAI Chat (and callers that don't say): dropped on plain OpenAI Chat channels.
     return not (channel.kind == "openai" and not serves_responses(channel))
 

@@ -79,3 +79,16 @@ def test_hosted_tools_never_make_a_translated_channel_unusable() -> None:
         {"model": "m", "input": "x", "tools": [{"type": "web_search"}]}
     )
     assert dropped(request, "anthropic", mapped=False) == ["web_search"]
+
+
+def test_a_native_responses_body_loses_only_its_hosted_tools() -> None:
+    from switchgate.providers.hosted_tools import without_hosted_tools
+
+    body = {"model": "m", "tools": [FUNCTION, {"type": "web_search"}, {"type": "namespace"}]}
+    kept, header = without_hosted_tools(body)
+    assert kept["tools"] == [FUNCTION, {"type": "namespace"}]
+    assert header == [(DROPPED_HEADER, b"web_search")]
+    assert without_hosted_tools({"model": "m", "tools": [FUNCTION]}) == (
+        {"model": "m", "tools": [FUNCTION]},
+        [],
+    )

@@ -25,6 +25,7 @@ from switchgate.relay import paid_options, policy
 from switchgate.relay.asgi import SSE_HEADERS, ClientGone, Responder
 from switchgate.relay.attempt import attempt
 from switchgate.relay.outcome import Outcome
+from switchgate.relay.stream_check import EventCheck, unreadable_event
 from switchgate.relay.upstream import UpstreamResponse, iter_batches, iter_body, read_all
 from switchgate.routing.channels import Channel
 from switchgate.state import AppState
@@ -256,8 +257,17 @@ async def _pass_stream(
     outcome = call.outcome
     guard = call.output_guard(state.tokenizer, meter.output_text, meter.usage)
     sent = b"\n\n"  # the last chunk forwarded: the guard stops only between events
+    check = EventCheck()
     try:
-        async for chunk in iter_body(response):
+        async for received in iter_body(response):
+            chunk, fine = check.feed(received)
+            if not fine:
+                if chunk:
+                    meter.feed(chunk)
+                    await responder.chunk(pass_filter.feed(chunk) if pass_filter else chunk)
+                raise unreadable_event()  # never passed on: the client gets an error event
+            if not chunk:
+                continue
             meter.feed(chunk)
             if guard.due(len(chunk)) and ends_event(sent):
                 await guard.check()  # raises when the answer outgrows what can be held
@@ -266,7 +276,10 @@ async def _pass_stream(
             if out:
                 outcome.first_byte()
                 await responder.chunk(out)
-        await responder.end(pass_filter.close() if pass_filter else b"")
+        rest = check.rest()
+        meter.feed(rest)
+        rest = pass_filter.feed(rest) + pass_filter.close() if pass_filter else rest
+        await responder.end(rest)
     except GatewayError as err:
         outcome.error = err
         event = call.dialect.render_stream_error(err)

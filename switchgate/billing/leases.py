@@ -135,6 +135,10 @@ class BalanceBook:
         self._local[user_id] = self._local.get(user_id, 0) + grant
         return None
 
+    def _growing(self, user_id: int) -> bool:
+        lock = self._locks.get(user_id)
+        return lock is not None and lock.locked()
+
     async def renew(self) -> None:
         """Keep this holder's leases alive; give back the unspent slices of users idle
         since the last renewal; drop expired leases of dead holders."""
@@ -142,7 +146,7 @@ class BalanceBook:
         idle = {
             user_id: spare
             for user_id, spare in self._local.items()
-            if spare > 0 and user_id not in self._active
+            if spare > 0 and user_id not in self._active and not self._growing(user_id)
         }
         for user_id in idle:  # no await before this: no hold can interleave
             del self._local[user_id]

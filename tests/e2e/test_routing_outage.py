@@ -5,27 +5,15 @@ and the ledger matches the balance."""
 
 import threading
 import time
-from typing import Any
 
 import openai
 import pytest
 
-from tests.e2e.routing_support import Upstream, lanes_toml, start_gateway, start_upstream
-from tests.support import free_port, gateway_env, http_json, start_process
+from tests.e2e.routing_support import lanes_toml, start_gateway, start_upstream
+from tests.support import free_port, http_json
 
 LIMIT = 2.0  # the channels' stream first-byte and idle limits in this test
 MAX_COOLDOWN = 4.0  # SWITCHGATE_BREAKER_MAX_SECONDS here
-
-
-def _upstream_on(port: int, tmp: Any) -> Upstream:
-    return Upstream(
-        start_process(
-            ["mock-upstream", "--port", str(port)],
-            gateway_env(tmp, None),
-            tmp / f"mock-{port}-{time.monotonic_ns()}.log",
-            f"http://127.0.0.1:{port}/healthz",
-        )
-    )
 
 
 def test_primary_killed_and_restarted_under_streaming_load(
@@ -33,7 +21,7 @@ def test_primary_killed_and_restarted_under_streaming_load(
 ) -> None:
     tmp = tmp_path_factory.mktemp("outage")
     port = free_port()
-    primary = _upstream_on(port, tmp)
+    primary = start_upstream(tmp, port)
     fallback = start_upstream(tmp)
     gw = None
     try:
@@ -77,7 +65,7 @@ def test_primary_killed_and_restarted_under_streaming_load(
         primary.process.proc.wait()
         killed = time.monotonic()
         time.sleep(4.0)
-        primary = _upstream_on(port, tmp)
+        primary = start_upstream(tmp, port)
         http_json("POST", f"{primary.url}/_mock/config", {"chunk_interval_ms": 20})
         recovered = time.monotonic()
         back = None

@@ -47,13 +47,15 @@ def pair(
         # replicas share the database, so they share the key that seals channel keys
         env = {"SWITCHGATE_REDIS_URL": REDIS_URL, "SWITCHGATE_SECRET_KEY": new_key()}
         a = start_gateway(tmp_path_factory.mktemp("gw-a"), config, env, url)
-        b = start_gateway(tmp_path_factory.mktemp("gw-b"), config, env, url)
         try:
-            _, token = a.new_user(balance_usd=20)
-            yield a, b, primary, fallback, token
+            b = start_gateway(tmp_path_factory.mktemp("gw-b"), config, env, url)
+            try:
+                _, token = a.new_user(balance_usd=20)
+                yield a, b, primary, fallback, token
+            finally:
+                b.process.stop()
         finally:
             a.process.stop()
-            b.process.stop()
 
 
 def ask(gw: Gateway, token: str, model: str, stream: bool = False) -> str:

@@ -113,6 +113,10 @@ class Settings:
     config_poll_seconds: float = 1.0
     # How often batched ledger rows and request logs are written.
     flush_seconds: float = 0.5
+    # Balance leases (billing/leases.py) expire this long after their last renewal
+    # (renewed every sixth of it): the longest a dead process's holds keep money from
+    # the user's other requests.
+    lease_ttl_seconds: float = 60.0
     max_body_bytes: int = 32 * 1024 * 1024
     # Console forms and the /api management API (413 over it); see console/body_limit.py.
     console_max_body_bytes: int = 1024 * 1024
@@ -178,6 +182,7 @@ class Settings:
             port=_int(env, "SWITCHGATE_PORT", 8080),
             config_poll_seconds=_float(env, "SWITCHGATE_CONFIG_POLL_SECONDS", 1.0),
             flush_seconds=_float(env, "SWITCHGATE_FLUSH_SECONDS", 0.5),
+            lease_ttl_seconds=_float(env, "SWITCHGATE_LEASE_TTL_SECONDS", 60.0),
             max_body_bytes=_int(env, "SWITCHGATE_MAX_BODY_BYTES", 32 * 1024 * 1024),
             console_max_body_bytes=_int(env, "SWITCHGATE_CONSOLE_MAX_BODY_BYTES", 1024 * 1024),
             drain_seconds=_float(env, "SWITCHGATE_DRAIN_SECONDS", 30.0),

@@ -91,7 +91,9 @@ class AppState:
                 settings.secret_key, settings.data_dir, settings.secret_key_previous
             ),
             holder=holder,
-            book=BalanceBook(db, holder, chunk=UNITS_PER_USD),
+            book=BalanceBook(
+                db, holder, chunk=UNITS_PER_USD, ttl_ms=int(settings.lease_ttl_seconds * 1000)
+            ),
             recorder=recorder,
             tokens=TokenCache(db, recorder.token_spend),
             upstream=UpstreamClient(settings.timeouts),

@@ -157,7 +157,10 @@ async def _serve_model(
         if request is None:
             continue
         outcome.channel, outcome.upstream_model = channel, candidate.target.upstream_model
-        response = await run.send(candidate, request, trials)
+        try:
+            response = await run.send(candidate, request, trials)
+        finally:
+            outcome.upstream_attempts = run.tries  # for the request log's detail view
         if response is None:
             if run.overflow is not None:  # only a larger window can take this prompt
                 upstream = candidate.target.upstream_model

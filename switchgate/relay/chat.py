@@ -20,11 +20,12 @@ from switchgate.core.usage import Usage
 from switchgate.dialects.base import ChatDialect
 from switchgate.errors import ErrorKind, GatewayError
 from switchgate.providers.base import ChatProvider, Target, UpstreamRequest
-from switchgate.providers.hosted_tools import dropped_header
+from switchgate.providers.hosted_tools import dropped_header, without_hosted_tools
 from switchgate.relay import paid_options, policy
 from switchgate.relay.asgi import SSE_HEADERS, ClientGone, Responder
 from switchgate.relay.attempt import attempt
 from switchgate.relay.outcome import Outcome
+from switchgate.relay.stream_check import EventCheck, unreadable_event
 from switchgate.relay.upstream import UpstreamResponse, iter_batches, iter_body, read_all
 from switchgate.routing.channels import Channel
 from switchgate.state import AppState
@@ -94,7 +95,7 @@ async def _attempt_channels(state: AppState, call: ChatCall, responder: Responde
     channels = state.catalog.channels_by_model.get(model, ())
     wanted = paid_options.paid_options(call.dialect.name, call.body, call.headers)
     if wanted:
-        channels = tuple(paid_options.usable(channels, wanted, model))
+        channels = tuple(paid_options.usable(channels, wanted, model, call.dialect.name))
     route = _ChatRoute(state, call, responder)
     await attempt(state, model, channels, route, call.outcome, stream=call.request.stream)
 
@@ -106,6 +107,7 @@ class _ChatRoute:
         self.state, self.call, self.responder = state, call, responder
         self.provider: ChatProvider | None = None
         self.passthrough = False
+        self.dropped: list[tuple[bytes, bytes]] = []  # x-switchgate-dropped-tools
 
     def build(self, channel: Channel, target: Target) -> UpstreamRequest | None:
         call = self.call
@@ -116,10 +118,26 @@ class _ChatRoute:
         self.provider = provider
         self.passthrough = provider.dialect == call.dialect.name
         if self.passthrough:
-            return provider.build_passthrough(call.body, target, call.headers, call.raw)
-        return provider.build_chat_request(
-            replace(call.request, model=target.upstream_model), target
-        )
+            body, self.dropped = call.body, []
+            raw: bytes | None = call.raw
+            # Codex sends web_search with every turn: where the operator hasn't allowed paid
+            # hosted tools, a native Responses channel gets the body without them.
+            if (
+                call.dialect.name == "responses"
+                and call.request.hosted_tools
+                and not paid_options.allows_hosted_tools(channel)
+            ):
+                body, self.dropped = without_hosted_tools(body)
+                raw = None
+            return provider.build_passthrough(body, target, call.headers, raw)
+        request = replace(call.request, model=target.upstream_model)
+        # Hosted tools: mapped to the vendor's own (paid) tool where the channel allows it,
+        # else dropped; either way what was left out is named in a response header.
+        paid = not request.hosted_tools or paid_options.allows_hosted_tools(channel)
+        self.dropped = dropped_header(request, provider.kind, mapped=paid)
+        if not paid:
+            request = replace(request, hosted_tools=())
+        return provider.build_chat_request(request, target)
 
     def classify(self, channel: Channel, status: int, body: bytes) -> GatewayError:
         assert self.provider is not None
@@ -129,8 +147,7 @@ class _ChatRoute:
         assert self.provider is not None
         state, call, provider = self.state, self.call, self.provider
         passthrough, responder = self.passthrough, self.responder
-        # Hosted tools the translation left out are named in a response header.
-        dropped = dropped_header(call.request, provider.kind) if not passthrough else []
+        dropped = self.dropped
         if call.request.stream:
             await _relay_stream(state, call, provider, response, responder, passthrough, dropped)
         else:
@@ -240,8 +257,17 @@ async def _pass_stream(
     outcome = call.outcome
     guard = call.output_guard(state.tokenizer, meter.output_text, meter.usage)
     sent = b"\n\n"  # the last chunk forwarded: the guard stops only between events
+    check = EventCheck()
     try:
-        async for chunk in iter_body(response):
+        async for received in iter_body(response):
+            chunk, fine = check.feed(received)
+            if not fine:
+                if chunk:
+                    meter.feed(chunk)
+                    await responder.chunk(pass_filter.feed(chunk) if pass_filter else chunk)
+                raise unreadable_event()  # never passed on: the client gets an error event
+            if not chunk:
+                continue
             meter.feed(chunk)
             if guard.due(len(chunk)) and ends_event(sent):
                 await guard.check()  # raises when the answer outgrows what can be held
@@ -250,7 +276,10 @@ async def _pass_stream(
             if out:
                 outcome.first_byte()
                 await responder.chunk(out)
-        await responder.end(pass_filter.close() if pass_filter else b"")
+        rest = check.rest()
+        meter.feed(rest)
+        rest = pass_filter.feed(rest) + pass_filter.close() if pass_filter else rest
+        await responder.end(rest)
     except GatewayError as err:
         outcome.error = err
         event = call.dialect.render_stream_error(err)

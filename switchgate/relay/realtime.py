@@ -8,8 +8,10 @@
 - The upstream is the model's first reachable OpenAI channel: `ws(s)://{base}/realtime?model=
   UPSTREAM_MODEL` with the channel key; `OpenAI-Beta` is forwarded when the client sent it.
   Frames are relayed both ways unchanged; either side closing closes the other.
-- Billing: a fixed worst-case hold (SESSION_HOLD_INPUT_TOKENS at the input price plus the
-  default output hold at the output price, see billing/realtime.py) is reserved at connect.
+- Billing: a worst-case hold (SESSION_HOLD_INPUT_TOKENS at the input price plus the
+  default output hold at the output price, see billing/realtime.py) is reserved at connect,
+  and grown before each `response.create` to cover the conversation so far; responses
+  without usage, or left unfinished, are billed estimated (billing/realtime_estimate.py).
   Each `response.done` is charged from its `usage` as it arrives (settle), logged as one
   request record, and the hold is taken again; when the balance cannot cover it, the client
   gets an `error` event and the session is closed (code 1000).
@@ -47,6 +49,8 @@ log = logging.getLogger("switchgate.realtime")
 PATH: Final = "/v1/realtime"
 SESSION_HOLD_INPUT_TOKENS: Final = 16_384
 _KEY_PROTOCOL: Final = "openai-insecure-api-key."
+
+
 def subprotocol_token(offered: list[str]) -> str | None:
     for protocol in offered:
         if protocol.startswith(_KEY_PROTOCOL):
@@ -149,6 +153,7 @@ async def serve(state: AppState, scope: Scope, receive: Receive, send: Send) -> 
         ip,
     )
     session.token = token
+    session.minimum_hold_tokens = SESSION_HOLD_INPUT_TOKENS
     try:
         subprotocol = "realtime" if "realtime" in offered else None
         await send({"type": "websocket.accept", "subprotocol": subprotocol})

@@ -21,7 +21,14 @@ from switchgate import jsonutil
 from switchgate.accounts.auth import Principal
 from switchgate.billing.holds import Hold
 from switchgate.billing.pricing import Price
-from switchgate.billing.realtime import realtime_cost, realtime_usage
+from switchgate.billing.realtime import realtime_cost, realtime_hold, realtime_usage
+from switchgate.billing.realtime_estimate import (
+    AUDIO_DELTA_MARKERS,
+    TEXT_DELTAS,
+    ResponseMeter,
+    client_frame_tokens,
+    context_hold_tokens,
+)
 from switchgate.billing.realtime_transcription import COMPLETED
 from switchgate.core.usage import Usage
 from switchgate.dialects.openai_chat.errors import openai_error_body
@@ -44,7 +51,8 @@ REVOCATION_CHECK_SECONDS: Final = 1.0
 # The upstream events the gateway reads (one scan of each text frame); anything else is
 # only relayed. Matched as a quoted JSON string, then checked on the parsed event's type.
 _WATCHED: Final = re.compile(
-    r'"(?:response\.done|session\.(?:created|updated)|'
+    r'"(?:response\.done|response\.created|session\.(?:created|updated)|'
+    r"response\.(?:output_)?(?:text|audio_transcript)\.delta|"
     r'conversation\.item\.input_audio_transcription\.completed)"'
 )
 _RESPONSE_CREATE: Final = re.compile(r'"type"\s*:\s*"response\.create"')
@@ -79,6 +87,9 @@ class RealtimeSession:
         self._since_ms = now_ms()
         self.token: str | None = None  # the key the client connected with (re-checked)
         self.close_code = 1000
+        self.context_tokens = 0  # the conversation so far (estimated, see realtime_estimate)
+        self.pending: ResponseMeter | None = None  # the response in flight, if any
+        self.minimum_hold_tokens = 0  # set by realtime.serve: the fixed minimum input hold
 
     async def run(self, upstream: "aiohttp.ClientWebSocketResponse") -> None:
         tasks = {
@@ -92,6 +103,7 @@ class RealtimeSession:
             for task in tasks:
                 task.cancel()
             await asyncio.gather(*tasks, return_exceptions=True)
+            self.bill_abandoned()
             if self.client_open:
                 self.client_open = False
                 try:
@@ -118,12 +130,56 @@ class RealtimeSession:
                             continue  # this response is not asked for; the session goes on
                         self.close_code = 1008
                         return
+                    if self.pending is not None and not await self._bill_unfinished():
+                        return
+                    if not await self._hold_for_conversation():
+                        continue  # not forwarded: the balance cannot cover the conversation
                     self._since, self._since_ms = time.perf_counter(), now_ms()
+                    self.pending = ResponseMeter()
+                else:
+                    self.context_tokens += client_frame_tokens(text)
                 if '"session.update"' in text:
                     self.transcription.learn_from_client(text)
                 await upstream.send_str(text)
             elif message.get("bytes") is not None:
                 await upstream.send_bytes(message["bytes"])
+
+    async def _hold_for_conversation(self) -> bool:
+        """Before a response: hold for the conversation as it is now (at least the fixed
+        minimum); False (and an error event) when the balance cannot cover it."""
+        tokens = context_hold_tokens(self.context_tokens, self.minimum_hold_tokens)
+        out = self.state.settings.default_hold_output_tokens
+        needed = realtime_hold(self.price, tokens, out)
+        if needed <= self.reservation.amount:
+            return True
+        try:
+            await self.reservation.take(needed - self.reservation.amount)
+        except GatewayError as err:
+            await self._error(err)
+            return False
+        return True
+
+    async def _bill_unfinished(self) -> bool:
+        """The previous response never got its `response.done` (the upstream failed it):
+        charged, estimated, before the next one; False when the session must end."""
+        pending, self.pending = self.pending, None
+        assert pending is not None
+        usage = pending.usage(self.context_tokens, self.state.tokenizer.count)
+        outcome = self._outcome(usage.usage, realtime_cost(self.price, usage))
+        outcome.started, outcome.started_ms = self._since, self._since_ms
+        return await self._charge(outcome)
+
+    def bill_abandoned(self) -> None:
+        """A response still in flight when the session ends (the client left before its
+        `response.done`): charged what it delivered, estimated, from what is held."""
+        pending, self.pending = self.pending, None
+        if pending is None:
+            return
+        usage = pending.usage(self.context_tokens, self.state.tokenizer.count)
+        outcome = self._outcome(usage.usage, realtime_cost(self.price, usage))
+        outcome.started, outcome.started_ms = self._since, self._since_ms
+        outcome.cost = self.reservation.settle(outcome.cost)
+        self.state.recorder.add(outcome.record())
 
     async def _recheck(self, *, per_response: bool) -> GatewayError | None:
         """Admit the session's key again (None: still fine). `per_response` also counts
@@ -161,7 +217,10 @@ class RealtimeSession:
             if message.type == WSMsgType.TEXT:
                 text: str = message.data
                 await self._send({"type": "websocket.send", "text": text})
-                if _WATCHED.search(text) is not None and not await self._on_event(text):
+                head = text[:80]
+                if self.pending is not None and any(m in head for m in AUDIO_DELTA_MARKERS):
+                    self.pending.feed_audio_frame(len(text))  # not parsed: only its size
+                elif _WATCHED.search(text) is not None and not await self._on_event(text):
                     return
             elif message.type == WSMsgType.BINARY:
                 await self._send({"type": "websocket.send", "bytes": message.data})
@@ -175,13 +234,22 @@ class RealtimeSession:
         except jsonutil.JSONDecodeError:
             return True
         kind = event.get("type") if isinstance(event, dict) else None
+        if kind in TEXT_DELTAS or kind == "response.created":
+            if self.pending is not None:
+                self.pending.feed_event(event)
+            return True
         if kind == "response.done":
             response = event.get("response")
             usage = realtime_usage(response.get("usage") if isinstance(response, dict) else None)
             if usage is None:
                 log.warning("realtime response.done without usage (model %s)", self.model)
-            cost = realtime_cost(self.price, usage) if usage is not None else 0
-            outcome = self._outcome(usage.usage if usage is not None else None, cost)
+                usage = (self.pending or ResponseMeter()).usage(
+                    self.context_tokens, self.state.tokenizer.count
+                )
+            self.pending = None
+            self.context_tokens = max(self.context_tokens, usage.usage.total_tokens)
+            cost = realtime_cost(self.price, usage)
+            outcome = self._outcome(usage.usage, cost)
             outcome.started, outcome.started_ms = self._since, self._since_ms
             return await self._charge(outcome)
         if kind in ("session.created", "session.updated"):

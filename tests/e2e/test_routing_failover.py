@@ -313,3 +313,31 @@ def test_a_declared_fallback_model_answers_across_dialects(env: Any) -> None:
     assert reply.choices[0].message.content
     assert primary.count("fb-gpt") == 1 and fallback.count("fb-claude") == 1
     assert reply.model == "fb-claude", "the answer names the model that answered"
+
+
+@pytest.mark.parametrize("fault", [{"invalid_after": 3}, {"cut_after": 3}])
+def test_a_broken_stream_ends_with_an_error_event_in_each_dialect(
+    env: Any, fault: dict[str, int]
+) -> None:
+    gw, primary, _, token = env
+    primary.faults(**fault)
+    received: list[Any] = []
+    with pytest.raises(openai.APIError):
+        for chunk in oai(gw, token).chat.completions.create(
+            model="bad-gpt", messages=[{"role": "user", "content": "hello"}], stream=True
+        ):
+            received.append(chunk)
+    assert received, "what came before the fault was delivered"
+    with (
+        pytest.raises(anthropic.APIError),
+        claude(gw, token).messages.stream(
+            model="bad-claude", max_tokens=50, messages=[{"role": "user", "content": "hello"}]
+        ) as s,
+    ):
+        s.get_final_text()
+    # translated: an OpenAI client on an Anthropic channel
+    with pytest.raises(openai.APIError):
+        for _ in oai(gw, token).chat.completions.create(
+            model="bad-claude", messages=[{"role": "user", "content": "hello"}], stream=True
+        ):
+            pass

@@ -1,0 +1,53 @@
+"""A passed-through SSE stream, checked event by event at almost no cost: every `data:`
+payload must look like one whole JSON value (`{...}` / `[...]`, or `[DONE]`). An
+upstream that sends a truncated or garbled event then ends the client's stream with a
+well-formed error event in its dialect instead of passing the garbage on (issue 14 #5).
+The check is by the payload's first and last byte only: it never parses."""
+
+from switchgate.errors import ErrorKind, GatewayError
+
+_OPEN = (b"{", b"[")
+_CLOSE = (b"}", b"]")
+
+
+def unreadable_event() -> GatewayError:
+    return GatewayError(
+        ErrorKind.UPSTREAM_ERROR, "The upstream sent a stream event that is not valid JSON."
+    )
+
+
+class EventCheck:
+    """Forwards whole lines only (a line split across reads waits for its end, which
+    upstreams rarely do) and stops at the first `data:` line that is not JSON-shaped."""
+
+    __slots__ = ("_tail",)
+
+    def __init__(self) -> None:
+        self._tail = b""  # an incomplete last line, waiting for the rest
+
+    def feed(self, chunk: bytes) -> tuple[bytes, bool]:
+        """(what may go to the client now, False when a bad event follows it)."""
+        data = self._tail + chunk if self._tail else chunk
+        end = data.rfind(b"\n") + 1
+        self._tail = data[end:]
+        if b"data:" not in data:
+            return data[:end], True
+        start = 0
+        while start < end:
+            stop = data.index(b"\n", start) + 1
+            if data.startswith(b"data:", start):
+                payload = data[start + 5 : stop].strip()
+                if (
+                    payload
+                    and payload != b"[DONE]"
+                    and (payload[:1] not in _OPEN or payload[-1:] not in _CLOSE)
+                ):
+                    self._tail = b""
+                    return data[:start], False
+            start = stop
+        return data[:end], True
+
+    def rest(self) -> bytes:
+        """What is left at the end of the stream (a last line without its newline)."""
+        tail, self._tail = self._tail, b""
+        return tail

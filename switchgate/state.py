@@ -104,6 +104,7 @@ class AppState:
                     threshold=settings.routing.breaker_threshold,
                     base=settings.routing.breaker_base_seconds,
                     max=settings.routing.breaker_max_seconds,
+                    retry_after_max=settings.routing.retry_after_max_seconds,
                 )
             ),
             limiter=limiter,

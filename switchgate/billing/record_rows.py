@@ -35,6 +35,7 @@ class Record:
     error: str | None = None
     extra: dict[str, Any] = field(default_factory=dict)
     attempts: int = 0  # times this record failed to be written alone
+    upstream_attempts: int = 0  # requests sent upstream (failovers and retries included)
 
 
 async def insert_many(conn: AsyncConnection, table: Table, rows: list[dict[str, Any]]) -> None:
@@ -84,4 +85,5 @@ def log_row(r: Record) -> dict[str, Any]:
         "ttft_ms": None if r.ttft_ms is None else _int32(r.ttft_ms),
         "client_ip": _cut(r.client_ip, 64),
         "error": r.error,
+        "upstream_attempts": min(r.upstream_attempts, 32_767),
     }

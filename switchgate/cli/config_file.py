@@ -12,7 +12,8 @@ priority = 0
 weight = 1
 map = { "mini" = "gpt-4o-mini" }
 headers = { "X-Org" = "abc" }
-responses = true           # openai kind: also serves the Responses API (passthrough)
+responses = true           # openai kind: also serves the Responses API (passthrough);
+                           # default: on for api.openai.com, off for other base URLs
 timeouts = { stream_first_byte = 10, stream_idle = 15 }  # this channel's limits, seconds
 [prices."gpt-4o-mini"]     # USD per 1M tokens, as strings or numbers
 input = "0.15"
@@ -121,8 +122,8 @@ async def apply_config(
                 extra["headers"] = dict(entry["headers"])
             if "api_version" in entry:
                 extra["api_version"] = str(entry["api_version"])
-            if entry.get("responses") is True:
-                extra["responses"] = True  # serves POST {base}/responses natively
+            if isinstance(entry.get("responses"), bool):  # serves POST {base}/responses
+                extra["responses"] = entry["responses"]  # (unset: responses_passthrough.py)
             if "timeouts" in entry:
                 extra["timeouts"] = check_timeouts(dict(entry["timeouts"]))
             if "paid_options" in entry:

@@ -115,8 +115,10 @@ def _parser() -> argparse.ArgumentParser:
     cadd.add_argument("--api-version", help="Azure api-version")
     cadd.add_argument(
         "--responses",
-        action="store_true",
-        help="openai kind: the upstream also serves the Responses API (/v1/responses passthrough)",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="openai kind: the upstream also serves the Responses API (/v1/responses "
+        "passthrough); default: on for https://api.openai.com, off for other base URLs",
     )
     csub.add_parser("list")
     for verb in ("enable", "disable"):
@@ -251,8 +253,8 @@ async def _channels_add(ops: Ops, args: argparse.Namespace) -> None:
         extra["headers"] = _pairs(args.header, "--header")
     if args.api_version:
         extra["api_version"] = args.api_version
-    if args.responses:
-        extra["responses"] = True
+    if args.responses is not None:
+        extra["responses"] = args.responses
     channel_id, created = await ops.add_channel(
         name=args.name,
         kind=args.kind,

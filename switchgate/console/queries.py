@@ -130,6 +130,7 @@ async def log_by_request_id(
             request_logs.c.upstream_model,
             request_logs.c.cache_write_tokens,
             request_logs.c.usage_estimated,
+            request_logs.c.upstream_attempts,
         )
         .where(request_logs.c.request_id == request_id)
     )

@@ -16,7 +16,10 @@ have `$ref` into `$defs`, `oneOf`, `const` and string formats such as `uri`. Cle
 A schema that needs none of this comes back as the same object (nothing is copied).
 """
 
+from functools import lru_cache
 from typing import Any, Final
+
+from switchgate import jsonutil
 
 KEEP: Final = frozenset(
     {
@@ -32,7 +35,26 @@ _REF_PREFIXES: Final = ("#/$defs/", "#/definitions/")
 
 
 def clean_schema(schema: dict[str, Any]) -> dict[str, Any]:
-    """The schema as Gemini takes it (see the module docstring)."""
+    """The schema as Gemini takes it (see the module docstring). Agents send the same
+    tools with every request: the result is memoised by the schema's JSON text (encoding
+    costs a small fraction of the walk), and must not be modified by the caller."""
+    try:
+        key = jsonutil.dumps(schema)
+    except TypeError:
+        return _clean_schema(schema)
+    cleaned = _cached(key)
+    return schema if cleaned is None else cleaned
+
+
+@lru_cache(maxsize=1024)
+def _cached(key: bytes) -> dict[str, Any] | None:
+    """The cleaned schema for this JSON text; None when it needs no change."""
+    schema = jsonutil.loads(key)
+    cleaned = _clean_schema(schema)
+    return None if cleaned is schema else cleaned
+
+
+def _clean_schema(schema: dict[str, Any]) -> dict[str, Any]:
     defs: dict[str, Any] = {}
     for key in ("$defs", "definitions"):
         found = schema.get(key)

@@ -5,12 +5,15 @@ Coding agents ask for tools the provider runs itself: Codex sends Responses
 (`web_search_20250305`, `web_fetch_...`, `code_execution_...`), Gemini CLI sends
 `{"googleSearch": {}}`. Passed through to the vendor that defined them they are untouched
 (the dialect keeps them raw). Translated to another vendor:
-- web search becomes that vendor's own search tool: Anthropic's server web search tool,
-  Gemini's Google Search grounding (only when the request has no function declarations:
-  Gemini refuses grounding combined with function calling);
+- web search becomes that vendor's own search tool, on channels whose `paid_options`
+  allow `hosted_tools` (the vendor bills each search; relay/paid_options.py): Anthropic's
+  server web search tool, Gemini's Google Search grounding (only when the request has no
+  function declarations: Gemini refuses grounding combined with function calling);
 - everything else (and web search on OpenAI Chat upstreams, which have no search tool
   for ordinary models) is dropped on purpose, never refused: the relay names what was
   dropped in the `x-switchgate-dropped-tools` response header (docs/agents.md).
+A Responses request passed through to a native upstream keeps its hosted tools only when
+the channel allows paid hosted tools (`without_hosted_tools` otherwise).
 Pure functions; nothing here runs unless a request carries hosted tools.
 """
 
@@ -63,11 +66,12 @@ def upstream_tools(request: ChatRequest, kind: str) -> list[dict[str, Any]]:
     return []
 
 
-def dropped(request: ChatRequest, kind: str) -> list[str]:
-    """Names of the client's hosted tools that a translated request to `kind` leaves out."""
+def dropped(request: ChatRequest, kind: str, mapped: bool = True) -> list[str]:
+    """Names of the client's hosted tools that a translated request to `kind` leaves out
+    (`mapped=False`: the channel may not run paid hosted tools, so all of them)."""
     if not request.hosted_tools:
         return []
-    kept = bool(upstream_tools(request, kind))
+    kept = mapped and bool(upstream_tools(request, kind))
     names: list[str] = []
     for tool in _foreign(request, kind):
         if tool.kind == "web_search" and kept:
@@ -81,6 +85,25 @@ def dropped(request: ChatRequest, kind: str) -> list[str]:
     return names
 
 
-def dropped_header(request: ChatRequest, kind: str) -> list[tuple[bytes, bytes]]:
-    names = dropped(request, kind)
+def dropped_header(
+    request: ChatRequest, kind: str, mapped: bool = True
+) -> list[tuple[bytes, bytes]]:
+    names = dropped(request, kind, mapped)
     return [(DROPPED_HEADER, ", ".join(names).encode())] if names else []
+
+
+def without_hosted_tools(body: dict[str, Any]) -> tuple[dict[str, Any], list[tuple[bytes, bytes]]]:
+    """A Responses body for a native upstream with the hosted tools left out (the channel
+    may not run paid hosted tools), and the header naming them."""
+    tools = body.get("tools")
+    if not isinstance(tools, list):
+        return body, []
+    names = [str(t.get("type")) for t in tools if _is_hosted(t)]
+    if not names:
+        return body, []
+    kept = [t for t in tools if not _is_hosted(t)]
+    return {**body, "tools": kept}, [(DROPPED_HEADER, ", ".join(dict.fromkeys(names)).encode())]
+
+
+def _is_hosted(tool: Any) -> bool:
+    return isinstance(tool, dict) and tool.get("type") not in ("function", "namespace", "custom")

@@ -20,7 +20,7 @@ from switchgate.core.usage import Usage
 from switchgate.dialects.base import ChatDialect
 from switchgate.errors import ErrorKind, GatewayError
 from switchgate.providers.base import ChatProvider, Target, UpstreamRequest
-from switchgate.providers.hosted_tools import dropped_header
+from switchgate.providers.hosted_tools import dropped_header, without_hosted_tools
 from switchgate.relay import paid_options, policy
 from switchgate.relay.asgi import SSE_HEADERS, ClientGone, Responder
 from switchgate.relay.attempt import attempt
@@ -95,7 +95,7 @@ async def _attempt_channels(state: AppState, call: ChatCall, responder: Responde
     channels = state.catalog.channels_by_model.get(model, ())
     wanted = paid_options.paid_options(call.dialect.name, call.body, call.headers)
     if wanted:
-        channels = tuple(paid_options.usable(channels, wanted, model))
+        channels = tuple(paid_options.usable(channels, wanted, model, call.dialect.name))
     route = _ChatRoute(state, call, responder)
     await attempt(state, model, channels, route, call.outcome, stream=call.request.stream)
 
@@ -107,6 +107,7 @@ class _ChatRoute:
         self.state, self.call, self.responder = state, call, responder
         self.provider: ChatProvider | None = None
         self.passthrough = False
+        self.dropped: list[tuple[bytes, bytes]] = []  # x-switchgate-dropped-tools
 
     def build(self, channel: Channel, target: Target) -> UpstreamRequest | None:
         call = self.call
@@ -117,10 +118,26 @@ class _ChatRoute:
         self.provider = provider
         self.passthrough = provider.dialect == call.dialect.name
         if self.passthrough:
-            return provider.build_passthrough(call.body, target, call.headers, call.raw)
-        return provider.build_chat_request(
-            replace(call.request, model=target.upstream_model), target
-        )
+            body, self.dropped = call.body, []
+            raw: bytes | None = call.raw
+            # Codex sends web_search with every turn: where the operator hasn't allowed paid
+            # hosted tools, a native Responses channel gets the body without them.
+            if (
+                call.dialect.name == "responses"
+                and call.request.hosted_tools
+                and not paid_options.allows_hosted_tools(channel)
+            ):
+                body, self.dropped = without_hosted_tools(body)
+                raw = None
+            return provider.build_passthrough(body, target, call.headers, raw)
+        request = replace(call.request, model=target.upstream_model)
+        # Hosted tools: mapped to the vendor's own (paid) tool where the channel allows it,
+        # else dropped; either way what was left out is named in a response header.
+        paid = not request.hosted_tools or paid_options.allows_hosted_tools(channel)
+        self.dropped = dropped_header(request, provider.kind, mapped=paid)
+        if not paid:
+            request = replace(request, hosted_tools=())
+        return provider.build_chat_request(request, target)
 
     def classify(self, channel: Channel, status: int, body: bytes) -> GatewayError:
         assert self.provider is not None
@@ -130,8 +147,7 @@ class _ChatRoute:
         assert self.provider is not None
         state, call, provider = self.state, self.call, self.provider
         passthrough, responder = self.passthrough, self.responder
-        # Hosted tools the translation left out are named in a response header.
-        dropped = dropped_header(call.request, provider.kind) if not passthrough else []
+        dropped = self.dropped
         if call.request.stream:
             await _relay_stream(state, call, provider, response, responder, passthrough, dropped)
         else:

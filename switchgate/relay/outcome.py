@@ -29,6 +29,7 @@ class Outcome:
     cost: int = 0
     ttft: float | None = None
     error: GatewayError | None = None
+    upstream_attempts: int = 0  # sends upstream so far (relay/attempt.py)
 
     @classmethod
     def begin(
@@ -65,4 +66,5 @@ class Outcome:
             ttft_ms=int((self.ttft - self.started) * 1000) if self.ttft is not None else None,
             client_ip=self.client_ip,
             error=self.error.message[:500] if self.error else None,
+            upstream_attempts=self.upstream_attempts,
         )

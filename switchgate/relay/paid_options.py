@@ -8,15 +8,19 @@ refused with a clear 400 unless the model's channel allows them by name: the cha
 `paid_options` (TOML `paid_options = ["hosted_tools"]`, or `["*"]`; console: the channel's
 "paid options"), so the operator decides, knowing the vendor bills them on top.
 
-Hosted tools are not refused for a plain OpenAI Chat channel: they are dropped there
-(providers/hosted_tools.py), so nothing extra is billed. References to uploaded files
-inside messages are not looked for (that would mean walking every message).
+Hosted tools are not refused where the request is translated (a plain OpenAI Chat channel,
+or a channel of another vendor than the client's dialect): there the gateway drops them,
+or maps them to the vendor's own paid tool only on channels that allow `hosted_tools`
+(providers/hosted_tools.py), so nothing is billed that the operator didn't allow.
+References to uploaded files inside messages are not looked for (that would mean walking
+every message).
 The check reads a few top-level keys and one header: nothing when none is present."""
 
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from switchgate.errors import ErrorKind, GatewayError
+from switchgate.relay.responses_passthrough import serves_responses
 from switchgate.routing.channels import Channel
 
 SERVICE_TIER: Final = "service_tier"
@@ -76,24 +80,48 @@ def check_paid_options(value: Any) -> list[str]:
     return list(value)
 
 
-def _needed(channel: Channel, wanted: Sequence[str]) -> list[str]:
-    """What of `wanted` this channel would really forward (hosted tools are dropped on
-    plain OpenAI Chat channels)."""
-    plain_chat = channel.kind == "openai" and not channel.extra.get("responses")
-    return [w for w in wanted if not (w == HOSTED_TOOLS and plain_chat)]
+# The channel kind that takes each client dialect natively (its hosted tools pass through).
+_NATIVE_KIND: Final = {"anthropic": "anthropic", "gemini": "gemini"}
 
 
-def allows(channel: Channel, wanted: Sequence[str]) -> bool:
+def _forwards_hosted(channel: Channel, dialect: str | None) -> bool:
+    """Whether the client's hosted tools reach this channel's vendor as written. Translated
+    requests don't: there the gateway maps them to the vendor's paid tool only when the
+    channel allows hosted tools, and otherwise drops them (providers/hosted_tools.py,
+    relay/chat.py), so they never make a channel unusable."""
+    if dialect in _NATIVE_KIND:
+        return channel.kind == _NATIVE_KIND[dialect]
+    if dialect == "responses":
+        return False  # passed through without them unless allowed (relay/chat.py)
+    # OpenAI Chat (and callers that don't say): dropped on plain OpenAI Chat channels.
+    return not (channel.kind == "openai" and not serves_responses(channel))
+
+
+def _needed(channel: Channel, wanted: Sequence[str], dialect: str | None) -> list[str]:
+    """What of `wanted` this channel would really forward."""
+    forwards = HOSTED_TOOLS not in wanted or _forwards_hosted(channel, dialect)
+    return [w for w in wanted if w != HOSTED_TOOLS or forwards]
+
+
+def allows(channel: Channel, wanted: Sequence[str], dialect: str | None = None) -> bool:
     allowed = channel.extra.get("paid_options") or ()
-    return "*" in allowed or all(w in allowed for w in _needed(channel, wanted))
+    return "*" in allowed or all(w in allowed for w in _needed(channel, wanted, dialect))
 
 
-def usable(channels: Sequence[Channel], wanted: Sequence[str], model: str) -> Sequence[Channel]:
+def allows_hosted_tools(channel: Channel) -> bool:
+    """Whether the operator lets this channel's vendor run (and bill) hosted tools."""
+    allowed = channel.extra.get("paid_options") or ()
+    return "*" in allowed or HOSTED_TOOLS in allowed
+
+
+def usable(
+    channels: Sequence[Channel], wanted: Sequence[str], model: str, dialect: str | None = None
+) -> Sequence[Channel]:
     """The channels that may carry a request with these paid options; GatewayError (400)
     when none may."""
     if not wanted or not channels:
         return channels
-    kept = [c for c in channels if allows(c, wanted)]
+    kept = [c for c in channels if allows(c, wanted, dialect)]
     if kept:
         return kept
     names = ", ".join(wanted)

@@ -1,4 +1,4 @@
-"""Native passthrough for `/v1/responses`: OpenAI channels that declare `responses = true`.
+"""Native passthrough for `/v1/responses`: OpenAI channels that serve it (`serves_responses`).
 
 `run_chat` passes a call through when the provider's dialect equals the client's. No
 channel kind speaks "responses", so Responses calls are translated through the IR to chat,
@@ -10,7 +10,9 @@ upstream produced (for the store) and the last sequence number (for an error eve
 """
 
 from collections.abc import Mapping
+from functools import lru_cache
 from typing import Any
+from urllib.parse import urlsplit
 
 from switchgate.core.request import ChatRequest
 from switchgate.core.response import ChatResponse
@@ -29,10 +31,25 @@ from switchgate.providers.openai_responses import (
 from switchgate.routing.channels import Channel
 
 RESPONSES_EXTRA = "responses"  # channel extra: the upstream serves POST {base}/responses
+OFFICIAL_OPENAI_HOST = "api.openai.com"  # serves it unless the operator says otherwise
 
 
 def serves_responses(channel: Channel) -> bool:
-    return channel.kind == "openai" and channel.extra.get(RESPONSES_EXTRA) is True
+    """Whether `/v1/responses` goes to this channel natively: as the operator declared
+    (`responses = true/false`, `--[no-]responses`), else on for the official OpenAI API
+    (so Codex works out of the box there) and off for other OpenAI-compatible servers,
+    most of which lack `/responses`."""
+    if channel.kind != "openai":
+        return False
+    declared = channel.extra.get(RESPONSES_EXTRA)
+    if isinstance(declared, bool):
+        return declared
+    return _official_openai(channel.base_url)
+
+
+@lru_cache(maxsize=256)
+def _official_openai(base_url: str) -> bool:
+    return urlsplit(base_url).hostname == OFFICIAL_OPENAI_HOST
 
 
 class ResponsesNative:

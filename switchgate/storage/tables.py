@@ -11,6 +11,7 @@ from sqlalchemy import (
     Index,
     Integer,
     MetaData,
+    SmallInteger,
     String,
     Table,
     Text,
@@ -163,6 +164,8 @@ request_logs = Table(
     Column("ttft_ms", Integer, nullable=True),
     Column("client_ip", String(64), nullable=True),
     Column("error", Text, nullable=True),
+    # Requests sent upstream for this call, failovers and retries included (migration 0008).
+    Column("upstream_attempts", SmallInteger, nullable=False, default=0, server_default="0"),
     Index("ix_logs_user_created", "user_id", "created_at"),
     Index("ix_logs_created", "created_at"),
     Index("ix_logs_request_id", "request_id"),  # migration 0008

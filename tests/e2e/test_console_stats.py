@@ -78,6 +78,15 @@ def test_request_detail_is_yours_alone_and_explains_the_cost(gateway: Gateway) -
     assert set(parts) <= {"input tokens", "output tokens"} and "output tokens" in parts
     assert sum(parts.values()) == Decimal(detail["cost_usd"])
     assert detail["input_tokens"] > 0 and detail["output_tokens"] > 0
+    assert detail["attempts"] == 1
+
+    # fallback-model: the dead channel first (priority 10), then the working one.
+    raw = sdk.chat.completions.with_raw_response.create(
+        model="fallback-model", messages=[{"role": "user", "content": "again"}]
+    )
+    failover = raw.headers["x-request-id"]
+    assert wait_for(lambda: user.api("GET", f"/api/logs/{failover}").status_code == 200)
+    assert user.ok("GET", f"/api/logs/{failover}")["attempts"] == 2
 
     other = signed_in(gateway)
     assert other.api("GET", f"/api/logs/{request_id}").status_code == 404

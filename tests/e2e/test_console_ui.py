@@ -12,6 +12,7 @@ from typing import Any
 import openai
 import pytest
 
+from switchgate.console.pages import PAGES
 from tests.conftest import ADMIN_EMAIL, ADMIN_PASSWORD, Gateway
 from tests.e2e.a11y import PHONE, axe_findings, axe_source, horizontal_overflow
 from tests.e2e.browser import off_loop, screenshot, sign_in
@@ -21,8 +22,8 @@ from tests.support import Process, wait_for
 
 pytestmark = pytest.mark.browser
 
-USER_PAGES = ("", "token", "playground", "log", "topup", "models", "account")
-ADMIN_PAGES = ("channel", "user", "redemption", "setting")
+USER_PAGES = tuple(p.slug for p in PAGES if not p.admin)
+ADMIN_PAGES = tuple(p.slug for p in PAGES if p.admin)
 
 
 def settle(page: Any, url: str) -> None:
@@ -224,3 +225,32 @@ def test_editing_an_image_models_price_keeps_the_per_image_price(
     sdk.images.generate(model="dall-mock", prompt="x", size="1024x1024", quality="hd")
     rows = wait_for(lambda: off_loop(log_rows, gateway, email))
     assert rows and rows[0]["cost"] == usd("0.08")
+
+
+def test_error_toasts_start_upper_case_and_models_are_picked_from_a_list(
+    page: Any, gateway: Gateway
+) -> None:
+    email = verified_user(gateway, balance_usd=1)
+    sign_in(page, gateway.url, email, PASSWORD)
+    settle(page, f"{gateway.url}/console/topup")
+    page.fill("#redeem-form input[name=code]", "rc-not-a-code")
+    page.click("#redeem-form button[type=submit]")
+    toast = page.locator(".toast.error").first
+    toast.wait_for()
+    text = toast.inner_text()
+    assert text[:1].isupper(), text
+
+    settle(page, f"{gateway.url}/console/token")
+    form = page.locator("#create-token")
+    form.locator("input[name=name]").fill("picked")
+    picker = form.locator("fieldset.picker")
+    if picker.locator(".picker-filter").count():
+        picker.locator(".picker-filter").fill("claude")
+        assert picker.locator("label.check:visible").count() >= 1
+        assert picker.locator("label.check:visible", has_text="gpt-mock").count() == 0
+    picker.get_by_label("claude-mock").check()
+    assert "1 selected" in picker.inner_text()
+    form.locator("button[type=submit]").click()
+    page.locator("#new-key").wait_for()
+    settle(page, f"{gateway.url}/console/token")
+    assert "1 model(s)" in page.locator("tbody tr", has_text="picked").inner_text()

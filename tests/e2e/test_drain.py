@@ -15,8 +15,8 @@ from sqlalchemy import func, select
 from switchgate.cli.ops import Ops
 from switchgate.money import UNITS_PER_USD
 from switchgate.storage.tables import ledger, request_logs, users
-from tests.conftest import Gateway, config_toml
-from tests.support import Process, free_port, gateway_env, start_process
+from tests.conftest import Gateway, _start_gateway
+from tests.support import Process
 
 STREAMS = 50
 CHUNKS = 30  # x 100 ms: each stream lasts ~3 s, so SIGTERM lands in the middle
@@ -59,21 +59,13 @@ def _written(gw: Gateway, email: str) -> tuple[int, int, int]:
 def test_sigterm_drains_fifty_streams(
     tmp_path_factory: pytest.TempPathFactory, mock_upstream: Process
 ) -> None:
-    data_dir = tmp_path_factory.mktemp("drain")
-    config = data_dir / "c.toml"
-    config.write_text(config_toml(mock_upstream.base_url, f"http://127.0.0.1:{free_port()}"))
-    env = gateway_env(data_dir, None)
-    env["SWITCHGATE_FLUSH_SECONDS"] = "3600"  # every charge is still queued at SIGTERM
-    env["SWITCHGATE_DRAIN_DELAY_SECONDS"] = "1"
-    env["SWITCHGATE_DRAIN_SECONDS"] = "30"
-    port = free_port()
-    process = start_process(
-        ["serve", "--port", str(port), "--config", str(config)],
-        env,
-        data_dir / "gw.log",
-        f"http://127.0.0.1:{port}/healthz",
-    )
-    gw = Gateway(process, mock_upstream.base_url, data_dir, None)
+    held_back = {
+        "SWITCHGATE_FLUSH_SECONDS": "3600",  # every charge is still queued at SIGTERM
+        "SWITCHGATE_DRAIN_DELAY_SECONDS": "1",
+        "SWITCHGATE_DRAIN_SECONDS": "30",
+    }
+    gw = _start_gateway(tmp_path_factory, mock_upstream, None, held_back)
+    process = gw.process
     readyz = f"{gw.url}/readyz"
     try:
         email, token = gw.new_user()

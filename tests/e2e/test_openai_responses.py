@@ -252,6 +252,14 @@ def test_hosted_tools_are_dropped_and_named_on_chat_channels(gateway: Gateway) -
     ) as streamed:
         assert streamed.headers["x-switchgate-dropped-tools"] == "web_search"
         assert any(event.type == "response.completed" for event in streamed.parse())
+    # Translated to Anthropic, web search would be Anthropic's paid server tool: the test
+    # channel doesn't allow paid hosted tools (paid_options), so it is dropped, not refused.
+    raw = sdk.responses.with_raw_response.create(
+        model="claude-mock", input="x", tools=[{"type": "web_search"}]
+    )
+    assert raw.headers["x-switchgate-dropped-tools"] == "web_search"
+    sent = [r for r in mock_requests(gateway.mock_url) if r["path"] == "/v1/messages"][-1]["json"]
+    assert "tools" not in sent
 
 
 def test_errors_use_the_openai_shape(gateway: Gateway) -> None:

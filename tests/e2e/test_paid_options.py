@@ -7,6 +7,7 @@ import openai
 import pytest
 
 from tests.conftest import Gateway
+from tests.support import mock_requests
 
 
 def test_paid_options_are_refused_in_each_dialect(gateway: Gateway) -> None:
@@ -17,8 +18,14 @@ def test_paid_options_are_refused_in_each_dialect(gateway: Gateway) -> None:
         sdk.chat.completions.create(model="gpt-mock", messages=hello, service_tier="priority")
     assert tier.value.code == "paid_option_not_allowed" and "service_tier" in tier.value.message
     sdk.chat.completions.create(model="gpt-mock", messages=hello, service_tier="auto")
-    with pytest.raises(openai.BadRequestError):
-        sdk.responses.create(model="gpt-resp", input="hi", tools=[{"type": "web_search"}])
+    # Responses hosted tools (Codex sends web_search with every turn) are left out, never
+    # refused (issue 13), even on a native channel: nothing unpriced reaches the vendor.
+    raw = sdk.responses.with_raw_response.create(
+        model="gpt-resp", input="hi", tools=[{"type": "web_search"}]
+    )
+    assert raw.headers["x-switchgate-dropped-tools"] == "web_search"
+    sent = [r for r in mock_requests(gateway.mock_url) if r["path"] == "/v1/responses"][-1]
+    assert sent["json"]["tools"] == []
 
     claude = anthropic.Anthropic(base_url=gateway.url, api_key=token, max_retries=0)
     with pytest.raises(anthropic.BadRequestError) as server_tool:

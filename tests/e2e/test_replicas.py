@@ -10,6 +10,7 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 import openai
 import pytest
+from redis import Redis
 
 from switchgate.cli.ops import Ops
 from switchgate.money import UNITS_PER_USD
@@ -172,14 +173,23 @@ def test_token_tpm_counts_tokens_spent_on_every_replica(replicas: list[Gateway])
     assert usage is not None
     per_request = usage.prompt_tokens + usage.completion_tokens
 
-    async def job(ops: Ops) -> str:
+    async def job(ops: Ops) -> tuple[int, str]:
         limit = 3 * per_request + per_request // 2  # room for 4 requests, not 5
-        return (await ops.create_token(email, "tpm", tpm_limit=limit)).token
+        new = await ops.create_token(email, "tpm", tpm_limit=limit)
+        return new.id, new.token
 
-    token = str(replicas[0].ops(job))
+    token_id, token = replicas[0].ops(job)
     _away_from_a_minute_boundary()
+    counter = f"sg:rl:k:t:{token_id}:{int(time.time() // 60)}"
+    redis = Redis.from_url(REDIS_URL)
     statuses = []
-    for i in range(6):
-        statuses.append(_ask(replicas[i % 2], token))
-        time.sleep(0.1)  # tokens are counted once the answer is recorded
+    try:
+        for i in range(6):
+            statuses.append(_ask(replicas[i % 2], token))
+            counted = per_request * statuses.count(200)
+            deadline = time.monotonic() + 5  # counted once the answer is recorded
+            while int(redis.get(counter) or 0) < counted and time.monotonic() < deadline:
+                time.sleep(0.02)
+    finally:
+        redis.close()
     assert statuses == [200, 200, 200, 200, 429, 429]

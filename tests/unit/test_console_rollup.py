@@ -3,7 +3,7 @@ user, model and channel, with latency histograms), unfinished hours are read liv
 the request log, stopped requests are not errors, and percentiles come out of the
 histogram within their bucket."""
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
@@ -15,13 +15,27 @@ from switchgate.console.rollup import BUCKETS_MS, HOUR_MS, Histogram, bucket_of
 from switchgate.storage import migrate
 from switchgate.storage.db import Database
 from switchgate.storage.tables import request_logs, rollup_hours, usage_hourly
+from tests.support import IN_CI, postgres_available, postgres_database
 
 NOW = 1_000 * HOUR_MS + 30 * 60_000  # half past an hour
 
 
+@pytest.fixture(params=["sqlite", "postgres"])
+def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
+    if request.param == "sqlite":
+        yield f"sqlite+aiosqlite:///{tmp_path / 'r.db'}"
+        return
+    if not postgres_available():
+        if IN_CI:
+            pytest.fail("PostgreSQL is required in CI")
+        pytest.skip("PostgreSQL is not reachable")
+    with postgres_database() as url:
+        yield url
+
+
 @pytest.fixture
-async def db(tmp_path: Path) -> AsyncIterator[Database]:
-    database = Database(f"sqlite+aiosqlite:///{tmp_path / 'r.db'}")
+async def db(database_url: str) -> AsyncIterator[Database]:
+    database = Database(database_url)
     await migrate.upgrade(database)
     yield database
     await database.engine.dispose()

@@ -59,3 +59,36 @@ def test_gemini_cli_google_search_is_named_on_other_upstreams() -> None:
 def test_no_hosted_tools_no_header() -> None:
     request = responses_to_core_request({"model": "m", "input": "x", "tools": [FUNCTION]})
     assert dropped_header(request, "openai") == []
+
+
+def test_hosted_tools_never_make_a_translated_channel_unusable() -> None:
+    """Paid options (relay/paid_options.py): hosted tools need the channel's permission only
+    where they pass through as written; translated, they are mapped (allowed) or dropped."""
+    from switchgate.relay.paid_options import HOSTED_TOOLS, allows_hosted_tools, usable
+    from switchgate.routing.channels import Channel
+
+    def channel(kind: str, **extra: object) -> Channel:
+        return Channel(1, f"c-{kind}", kind, "http://up", "k", ("m",), extra=extra)
+
+    anthropic, gemini = channel("anthropic"), channel("gemini")
+    assert usable([anthropic, gemini], [HOSTED_TOOLS], "m", "responses") == [anthropic, gemini]
+    assert usable([anthropic, gemini], [HOSTED_TOOLS], "m", "gemini") == [anthropic]
+    assert not allows_hosted_tools(anthropic)
+    assert allows_hosted_tools(channel("anthropic", paid_options=[HOSTED_TOOLS]))
+    request = responses_to_core_request(
+        {"model": "m", "input": "x", "tools": [{"type": "web_search"}]}
+    )
+    assert dropped(request, "anthropic", mapped=False) == ["web_search"]
+
+
+def test_a_native_responses_body_loses_only_its_hosted_tools() -> None:
+    from switchgate.providers.hosted_tools import without_hosted_tools
+
+    body = {"model": "m", "tools": [FUNCTION, {"type": "web_search"}, {"type": "namespace"}]}
+    kept, header = without_hosted_tools(body)
+    assert kept["tools"] == [FUNCTION, {"type": "namespace"}]
+    assert header == [(DROPPED_HEADER, b"web_search")]
+    assert without_hosted_tools({"model": "m", "tools": [FUNCTION]}) == (
+        {"model": "m", "tools": [FUNCTION]},
+        [],
+    )

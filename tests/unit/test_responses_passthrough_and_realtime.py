@@ -1,5 +1,7 @@
 """The Responses passthrough helpers (request, usage meter, channel flag) and Realtime pricing."""
 
+from dataclasses import replace
+
 from switchgate import jsonutil
 from switchgate.billing.pricing import Price, token_cost
 from switchgate.billing.realtime import realtime_cost, realtime_hold, realtime_usage
@@ -98,6 +100,11 @@ def test_only_openai_channels_that_declare_it_are_native() -> None:
     assert native.for_channel(channel("openai", {"responses": True})) is native
     assert native.for_channel(channel("openai", {})) is None
     assert native.for_channel(channel("azure", {"responses": True})) is None
+    # Unset: on for the official OpenAI API (Codex works out of the box), off elsewhere.
+    official = Channel(1, "c", "openai", "https://api.openai.com/v1", "k", ("m",))
+    assert serves_responses(official)
+    assert not serves_responses(replace(official, extra={"responses": False}))
+    assert not serves_responses(replace(official, base_url="https://openrouter.ai/api/v1"))
     body = jsonutil.dumps({"id": "resp_9", "status": "completed", "usage": USAGE})
     assert native.usage_from_body(body) == Usage(12, 7, cache_read_tokens=4, reasoning_tokens=3)
     assert native.final_response() is not None and native.final_response()["id"] == "resp_9"  # type: ignore[index]
@@ -144,3 +151,13 @@ def test_realtime_auth_and_url_helpers() -> None:
         "wss://api.openai.com/v1/realtime?model=gpt%20rt"
     )
     assert realtime_url("http://127.0.0.1:9/v1", "m") == "ws://127.0.0.1:9/v1/realtime?model=m"
+
+
+def test_the_responses_flag_of_channels_add_has_three_states() -> None:
+    from switchgate.cli.main import _parser
+
+    base = ["channels", "add", "c", "--kind", "openai", "--base-url", "http://x", "--key", "k"]
+    base += ["--models", "m"]
+    assert _parser().parse_args(base).responses is None  # the default by base URL
+    assert _parser().parse_args([*base, "--responses"]).responses is True
+    assert _parser().parse_args([*base, "--no-responses"]).responses is False

@@ -146,6 +146,7 @@ async def log_detail(request: Request, actor: Actor) -> dict[str, Any]:
         )
         item["upstream_model"] = upstream_model
     item["stopped"] = item["status"] == queries.STOPPED
+    item["attempts"] = item.pop("upstream_attempts") or None  # 0: not sent, or logged before
     item["cost_breakdown"] = cost_breakdown(
         state.catalog.prices.get(item["model"] or ""), item, cost
     )

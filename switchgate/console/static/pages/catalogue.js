@@ -1,5 +1,4 @@
 import { api, h, show, panel, table, badge, fail, toast, field } from "../js/lib.js";
-import { describe } from "../js/prices.js";
 
 // The shipped model catalogue: pick models, pick a channel (or every matching one),
 // import them with their prices in one step. An operator's own price is never replaced.
@@ -65,7 +64,7 @@ async function load() {
         { label: "Kind", cell: m => m.kind },
         { label: "Context", class: "num", cell: m => num(m.context_window) },
         { label: "Max output", class: "num", cell: m => num(m.max_output) },
-        { label: "Price", class: "prices", cell: m => h("ul", { class: "plain" }, describe(m.price).map(t => h("li", {}, t))) },
+        { label: "Price", class: "prices", cell: m => h("ul", { class: "plain" }, m.price.summary.map(t => h("li", {}, t))) },
         { label: "Capabilities", cell: m => m.capabilities.join(", ") || "—" },
         { label: "Status", cell: status },
       ], items, "No catalogue model matches.")));

@@ -5,8 +5,10 @@ Revises: 0009
 Owner while being written: the console (issue 19).
 
 Hourly summaries of the request log for the admin dashboard (`usage_hourly`,
-`latency_hourly`, and `rollup_hours`: which hours are summarised), and an index on
-`request_logs.request_id` for the request detail view (`GET /api/logs/{request_id}`).
+`latency_hourly`, and `rollup_hours`: which hours are summarised); for the request detail
+view (`GET /api/logs/{request_id}`), an index on `request_logs.request_id` and the column
+`request_logs.upstream_attempts` (requests sent upstream, failovers and retries included;
+0 for rows written before).
 """
 
 import sqlalchemy as sa
@@ -51,9 +53,15 @@ def upgrade() -> None:
         sa.Column("rolled_at", sa.BigInteger(), nullable=False),
     )
     op.create_index("ix_logs_request_id", "request_logs", ["request_id"])
+    with op.batch_alter_table("request_logs") as batch:
+        batch.add_column(
+            sa.Column("upstream_attempts", sa.SmallInteger(), nullable=False, server_default="0")
+        )
 
 
 def downgrade() -> None:
+    with op.batch_alter_table("request_logs") as batch:
+        batch.drop_column("upstream_attempts")
     op.drop_index("ix_logs_request_id", table_name="request_logs")
     op.drop_table("rollup_hours")
     op.drop_index("ix_latency_hourly_hour", table_name="latency_hourly")

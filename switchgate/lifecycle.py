@@ -64,7 +64,9 @@ class Lifecycle:
             asyncio.create_task(
                 _every(state.settings.config_poll_seconds, lambda: refresh_catalog(state), "config")
             ),
-            asyncio.create_task(_every(20.0, state.book.renew, "lease-renewal")),
+            asyncio.create_task(
+                _every(state.settings.lease_ttl_seconds / 6, state.book.renew, "lease-renewal")
+            ),
             asyncio.create_task(
                 _every(state.settings.config_poll_seconds, state.tokens.refresh_spend, "spend")
             ),
@@ -105,3 +107,4 @@ class Lifecycle:
             await state.redis.aclose()
         await state.db.dispose()
         process_exited()  # multi-process metrics: this worker's live gauges go away
+        state.tracing.shutdown()  # the last spans are exported

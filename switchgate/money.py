@@ -11,7 +11,7 @@ MAX_ITEM_PRICE) and refused above it when set; one request's charge is capped at
 MAX_CHARGE, so no price or usage can make a charge the storage cannot hold.
 """
 
-from decimal import Decimal, InvalidOperation
+from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 from typing import Final
 
 UNITS_PER_USD: Final = 10**12
@@ -99,9 +99,9 @@ def format_usd(units: int, places: int = 6) -> str:
 
     `places=12` is exact; fewer places round half away from zero for display only.
     """
-    value = Decimal(units) / UNITS_PER_USD
+    value = Decimal(units).scaleb(-12)  # exact: no division, no context precision
     quantum = Decimal(1).scaleb(-places)
-    return str(value.quantize(quantum))
+    return format(value.quantize(quantum, rounding=ROUND_HALF_UP), "f")  # away from zero
 
 
 def format_usd_exact(units: int) -> str:

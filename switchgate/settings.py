@@ -95,7 +95,8 @@ class RoutingSettings:
     short_retry_after: float = 2.0  # a Retry-After up to this retries the same channel once
     breaker_threshold: int = 3  # consecutive failures that open a breaker
     breaker_base_seconds: float = 10.0  # first cool-down (doubles per opening)
-    breaker_max_seconds: float = 300.0  # longest cool-down (also caps Retry-After)
+    breaker_max_seconds: float = 30.0  # longest cool-down of the ladder
+    retry_after_max_seconds: float = 300.0  # longest Retry-After honoured
     # Operator-declared fallback models: {"gpt-5": ["claude-sonnet-4-5"]}, tried in order
     # when every channel of the model failed or none could take the prompt's length
     # (SWITCHGATE_MODEL_FALLBACKS="gpt-5=claude-sonnet-4-5,gpt-4.1;other=...").
@@ -113,6 +114,10 @@ class Settings:
     config_poll_seconds: float = 1.0
     # How often batched ledger rows and request logs are written.
     flush_seconds: float = 0.5
+    # Balance leases (billing/leases.py) expire this long after their last renewal
+    # (renewed every sixth of it): the longest a dead process's holds keep money from
+    # the user's other requests.
+    lease_ttl_seconds: float = 60.0
     max_body_bytes: int = 32 * 1024 * 1024
     # Console forms and the /api management API (413 over it); see console/body_limit.py.
     console_max_body_bytes: int = 1024 * 1024
@@ -178,6 +183,7 @@ class Settings:
             port=_int(env, "SWITCHGATE_PORT", 8080),
             config_poll_seconds=_float(env, "SWITCHGATE_CONFIG_POLL_SECONDS", 1.0),
             flush_seconds=_float(env, "SWITCHGATE_FLUSH_SECONDS", 0.5),
+            lease_ttl_seconds=_float(env, "SWITCHGATE_LEASE_TTL_SECONDS", 60.0),
             max_body_bytes=_int(env, "SWITCHGATE_MAX_BODY_BYTES", 32 * 1024 * 1024),
             console_max_body_bytes=_int(env, "SWITCHGATE_CONSOLE_MAX_BODY_BYTES", 1024 * 1024),
             drain_seconds=_float(env, "SWITCHGATE_DRAIN_SECONDS", 30.0),
@@ -196,7 +202,8 @@ class Settings:
                 short_retry_after=_float(env, "SWITCHGATE_SHORT_RETRY_AFTER", 2.0),
                 breaker_threshold=_int(env, "SWITCHGATE_BREAKER_THRESHOLD", 3),
                 breaker_base_seconds=_float(env, "SWITCHGATE_BREAKER_BASE_SECONDS", 10.0),
-                breaker_max_seconds=_float(env, "SWITCHGATE_BREAKER_MAX_SECONDS", 300.0),
+                breaker_max_seconds=_float(env, "SWITCHGATE_BREAKER_MAX_SECONDS", 30.0),
+                retry_after_max_seconds=_float(env, "SWITCHGATE_RETRY_AFTER_MAX_SECONDS", 300.0),
                 fallbacks=_fallbacks(env.get("SWITCHGATE_MODEL_FALLBACKS")),
             ),
             secret_key=env.get("SWITCHGATE_SECRET_KEY") or None,

@@ -10,8 +10,11 @@ processes may spend never exceeds the balance:
 A lease grant is serialised per user by bumping `users.lease_seq` first (a row lock on
 PostgreSQL, the write lock on SQLite). Charges are written by the Recorder, which lowers
 both `users.balance` and this holder's lease by the same amount in one transaction.
-Leases expire unless renewed (a crashed process frees its slice after `ttl_ms`), and
-are deleted on a clean shutdown.
+Leases expire unless renewed (a crashed process frees its slice at most `ttl_ms` after
+its last renewal: SWITCHGATE_LEASE_TTL_SECONDS, 60 s, renewed every sixth of it), and are
+deleted on a clean shutdown. At each renewal a process also gives back the unspent slice
+of every user it served no request for since the previous one, so what stays leased is
+about what requests in flight hold (an admin debit is refused below that: ledger.py).
 
 A request whose actual cost exceeds its hold (an upstream ignoring max_tokens) is still
 charged in full; the balance may then dip below zero by that overage, never more.
@@ -35,7 +38,7 @@ class BalanceBook:
         holder: str,
         *,
         chunk: int,
-        ttl_ms: int = 120_000,
+        ttl_ms: int = 60_000,
         clock: Callable[[], int] = now_ms,
     ) -> None:
         self._db = db
@@ -45,6 +48,7 @@ class BalanceBook:
         self._clock = clock
         self._local: dict[int, int] = {}  # user id -> unspent part of this holder's lease
         self._locks: dict[int, asyncio.Lock] = {}
+        self._active: set[int] = set()  # users who held since the last renewal
         self.open_holds = 0  # non-zero holds not settled or released yet (for /metrics)
 
     def local_remaining(self, user_id: int) -> int:
@@ -52,6 +56,7 @@ class BalanceBook:
 
     async def hold(self, user_id: int, amount: int) -> None:
         """Reserve `amount` for a request or raise INSUFFICIENT_BALANCE."""
+        self._active.add(user_id)
         if self._local.get(user_id, -1) >= amount:
             self._local[user_id] -= amount
             self.open_holds += amount > 0
@@ -131,14 +136,38 @@ class BalanceBook:
         return None
 
     async def renew(self) -> None:
-        """Keep this holder's leases alive; drop expired leases of dead holders."""
+        """Keep this holder's leases alive; give back the unspent slices of users idle
+        since the last renewal; drop expired leases of dead holders."""
         now = self._clock()
+        idle = {
+            user_id: spare
+            for user_id, spare in self._local.items()
+            if spare > 0 and user_id not in self._active
+        }
+        for user_id in idle:  # no await before this: no hold can interleave
+            del self._local[user_id]
+        self._active.clear()
+        try:
+            async with self._db.begin() as conn:
+                for user_id, spare in idle.items():
+                    await conn.execute(
+                        update(balance_leases)
+                        .where(
+                            balance_leases.c.user_id == user_id,
+                            balance_leases.c.holder == self.holder,
+                        )
+                        .values(amount=balance_leases.c.amount - spare)
+                    )
+                await conn.execute(
+                    update(balance_leases)
+                    .where(balance_leases.c.holder == self.holder)
+                    .values(expires_at=now + self._ttl_ms)
+                )
+        except Exception:
+            for user_id, spare in idle.items():  # not given back: still this process's
+                self._local[user_id] = self._local.get(user_id, 0) + spare
+            raise
         async with self._db.begin() as conn:
-            await conn.execute(
-                update(balance_leases)
-                .where(balance_leases.c.holder == self.holder)
-                .values(expires_at=now + self._ttl_ms)
-            )
             await conn.execute(
                 delete(balance_leases).where(balance_leases.c.expires_at < now - self._ttl_ms)
             )

@@ -45,9 +45,9 @@ def start_gateway(
     return Gateway(proc, mock.base_url, data_dir, database_url)
 
 
-def database_urls(request: pytest.FixtureRequest) -> Iterator[str | None]:
-    """None (SQLite) or a fresh PostgreSQL database, by the fixture's param."""
-    if request.param == "sqlite":
+def database_urls(name: str) -> Iterator[str | None]:
+    """None (SQLite) or a fresh PostgreSQL database ("sqlite" / "postgres")."""
+    if name == "sqlite":
         yield None
         return
     if not postgres_available():
@@ -116,14 +116,14 @@ def leases(gw: Gateway) -> int:
     return int(gw.ops(job))
 
 
-@pytest.fixture(scope="module", params=DATABASES, name="two_workers")
+@pytest.fixture(scope="session", params=DATABASES, name="two_workers")
 def two_workers_fixture(
     request: pytest.FixtureRequest,
     tmp_path_factory: pytest.TempPathFactory,
     mock_upstream: Process,
 ) -> Iterator[Gateway]:
     """A gateway with two worker processes, on SQLite and on PostgreSQL."""
-    for url in database_urls(request):
+    for url in database_urls(request.param):
         gw = start_gateway(tmp_path_factory, mock_upstream, url)
         yield gw
         gw.process.stop()

@@ -20,16 +20,9 @@ from sqlalchemy import func, select
 from switchgate.cli.ops import Ops
 from switchgate.money import UNITS_PER_USD
 from switchgate.storage.tables import ledger, tokens, users
-from tests.conftest import Gateway, config_toml
-from tests.support import (
-    IN_CI,
-    Process,
-    free_port,
-    gateway_env,
-    postgres_available,
-    postgres_database,
-    start_process,
-)
+from tests.conftest import Gateway
+from tests.e2e.billing_support import start_gateway
+from tests.support import IN_CI, Process, postgres_available, postgres_database
 
 MICRO = UNITS_PER_USD // 10**6  # units per token at $1 / 1M tokens
 GPT_IN, GPT_OUT = 1 * MICRO, 2 * MICRO  # gpt-mock's prices (tests/conftest.py)
@@ -45,20 +38,11 @@ def pg_two_workers(
             pytest.fail("PostgreSQL is required in CI but is not reachable on 127.0.0.1:5432")
         pytest.skip("PostgreSQL is not reachable on 127.0.0.1:5432")
     with postgres_database() as url:
-        data_dir = tmp_path_factory.mktemp("bounds-pg2")
-        config = data_dir / "switchgate.toml"
-        config.write_text(config_toml(mock_upstream.base_url, f"http://127.0.0.1:{free_port()}"))
-        port = free_port()
-        proc = start_process(
-            ["serve", "--port", str(port), "--config", str(config), "--workers", "2"],
-            gateway_env(data_dir, url),
-            data_dir / "gateway.log",
-            f"http://127.0.0.1:{port}/healthz",
-        )
+        gateway = start_gateway(tmp_path_factory, mock_upstream, url, workers=2)
         try:
-            yield Gateway(proc, mock_upstream.base_url, data_dir, url)
+            yield gateway
         finally:
-            proc.stop()
+            gateway.process.stop()
 
 
 @pytest.fixture(params=["sqlite", pytest.param("postgres-2w", marks=pytest.mark.postgres)])

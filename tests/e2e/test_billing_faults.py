@@ -12,12 +12,12 @@ import httpx
 import openai
 import pytest
 from google import genai
-from sqlalchemy import select
+from sqlalchemy import select, update
 
-from switchgate.billing.ledger import add_entry
 from switchgate.cli.ops import Ops
 from switchgate.money import MAX_AMOUNT, UNITS_PER_USD
-from switchgate.storage.tables import users
+from switchgate.storage.db import now_ms
+from switchgate.storage.tables import ledger, users
 from tests.conftest import ADMIN_EMAIL, ADMIN_PASSWORD, Gateway, config_toml
 from tests.e2e.billing_support import (  # noqa: F401 - two_workers is a fixture
     DATABASES,
@@ -96,7 +96,7 @@ def _sigterm_gateway(
 
 @pytest.fixture(params=DATABASES)
 def database_url(request: pytest.FixtureRequest) -> Iterator[str | None]:
-    yield from database_urls(request)
+    yield from database_urls(request.param)
 
 
 def test_a_charge_the_database_refuses_stops_neither_charging_nor_shutdown(
@@ -117,12 +117,19 @@ def _poisoned_then_sigterm(gw: Gateway) -> None:
     bad_id = user_id(gw, poisoned)
 
     async def owe_nearly_everything(ops: Ops) -> None:
-        # Behind the gateway's back (e.g. by SQL): the balance drops so low that no
-        # charge fits its 64-bit column any more. The queued charge is now poisoned.
+        # Behind the gateway's back (by SQL: ledger.add_entry refuses a debit below what
+        # requests hold): the balance drops so low that no charge fits its 64-bit column
+        # any more. The queued charge is now poisoned.
         async with ops.db.begin() as conn:
             balance = int(await conn.scalar(select(users.c.balance).where(users.c.id == bad_id)))
-            await add_entry(conn, bad_id, -balance, "adjust")
-            await add_entry(conn, bad_id, -(MAX_AMOUNT - 3), "adjust")
+            debt = -(MAX_AMOUNT - 3)
+            for amount in (-balance, debt):
+                await conn.execute(
+                    ledger.insert().values(
+                        user_id=bad_id, amount=amount, kind="adjust", created_at=now_ms()
+                    )
+                )
+            await conn.execute(update(users).where(users.c.id == bad_id).values(balance=debt))
 
     gw.ops(owe_nearly_everything)
     oai = openai.OpenAI(base_url=f"{gw.url}/v1", api_key=token, max_retries=0)

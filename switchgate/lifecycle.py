@@ -107,3 +107,4 @@ class Lifecycle:
             await state.redis.aclose()
         await state.db.dispose()
         process_exited()  # multi-process metrics: this worker's live gauges go away
+        state.tracing.shutdown()  # the last spans are exported

@@ -95,7 +95,8 @@ class RoutingSettings:
     short_retry_after: float = 2.0  # a Retry-After up to this retries the same channel once
     breaker_threshold: int = 3  # consecutive failures that open a breaker
     breaker_base_seconds: float = 10.0  # first cool-down (doubles per opening)
-    breaker_max_seconds: float = 300.0  # longest cool-down (also caps Retry-After)
+    breaker_max_seconds: float = 30.0  # longest cool-down of the ladder
+    retry_after_max_seconds: float = 300.0  # longest Retry-After honoured
     # Operator-declared fallback models: {"gpt-5": ["claude-sonnet-4-5"]}, tried in order
     # when every channel of the model failed or none could take the prompt's length
     # (SWITCHGATE_MODEL_FALLBACKS="gpt-5=claude-sonnet-4-5,gpt-4.1;other=...").
@@ -201,7 +202,8 @@ class Settings:
                 short_retry_after=_float(env, "SWITCHGATE_SHORT_RETRY_AFTER", 2.0),
                 breaker_threshold=_int(env, "SWITCHGATE_BREAKER_THRESHOLD", 3),
                 breaker_base_seconds=_float(env, "SWITCHGATE_BREAKER_BASE_SECONDS", 10.0),
-                breaker_max_seconds=_float(env, "SWITCHGATE_BREAKER_MAX_SECONDS", 300.0),
+                breaker_max_seconds=_float(env, "SWITCHGATE_BREAKER_MAX_SECONDS", 30.0),
+                retry_after_max_seconds=_float(env, "SWITCHGATE_RETRY_AFTER_MAX_SECONDS", 300.0),
                 fallbacks=_fallbacks(env.get("SWITCHGATE_MODEL_FALLBACKS")),
             ),
             secret_key=env.get("SWITCHGATE_SECRET_KEY") or None,

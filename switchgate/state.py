@@ -24,6 +24,7 @@ from switchgate.money import UNITS_PER_USD
 from switchgate.observability.channel_errors import ChannelErrors
 from switchgate.observability.logs import AccessLog
 from switchgate.observability.metrics import Metrics
+from switchgate.observability.tracing import Tracing, create_tracing
 from switchgate.providers.base import ChatProvider
 from switchgate.providers.registry import chat_providers
 from switchgate.ratelimit.memory import MemoryRateLimiter
@@ -71,6 +72,7 @@ class AppState:
     rng: random.Random = field(default_factory=random.Random)
     metrics: Metrics = field(default_factory=Metrics)
     channel_errors: ChannelErrors = field(default_factory=ChannelErrors)
+    tracing: Tracing = field(default_factory=Tracing)
     config_version: int = -1
     ready: bool = False
     draining: bool = False  # set at SIGTERM: /readyz answers 503 from then on
@@ -102,6 +104,7 @@ class AppState:
                     threshold=settings.routing.breaker_threshold,
                     base=settings.routing.breaker_base_seconds,
                     max=settings.routing.breaker_max_seconds,
+                    retry_after_max=settings.routing.retry_after_max_seconds,
                 )
             ),
             limiter=limiter,
@@ -110,6 +113,9 @@ class AppState:
             account_limits=AccountLimits.create(settings, redis),
         )
         state.metrics = Metrics(lambda: state.catalog)
+        state.tracing = create_tracing()
+        if state.tracing.enabled:
+            state.upstream.trace_headers = state.tracing.upstream_headers
         state.metrics.upstream_connections = lambda: state.upstream.open_connections
         state.recorder.observers.append(state.metrics.observe)
         state.recorder.observers.append(AccessLog(lambda: state.catalog).observe)

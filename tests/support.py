@@ -127,6 +127,9 @@ def gateway_env(data_dir: Path, database_url: str | None) -> dict[str, str]:
             "SWITCHGATE_CONFIG_POLL_SECONDS": "0.1",
             "SWITCHGATE_FLUSH_SECONDS": "0.05",
             "SWITCHGATE_LOG_LEVEL": "warning",
+            # Tests that read a gateway's log look for its human words; the JSON lines a
+            # non-terminal gets by default are tested in test_secret_scan / test_logs.
+            "SWITCHGATE_LOG_FORMAT": "text",
         }
     )
     if database_url:

@@ -52,6 +52,37 @@ def parse_traceparent(value: str | None) -> tuple[int, int, int] | None:
     return (trace_id, span_id, flags) if trace_id and span_id else None
 
 
+def describe_attempt(span: "Span", response: Any, error: Any, retry_of: str | None) -> None:
+    """An upstream attempt's outcome on its span: status, failure, what it retries."""
+    from switchgate.observability.metrics import attempt_result
+
+    status = response.status if response is not None else getattr(error, "upstream_status", None)
+    if status is not None:
+        span.set_attribute("http.response.status_code", int(status))
+    if error is not None:
+        span.set_attribute("switchgate.failure", attempt_result(error))
+        span.set_attribute("error.type", str(error.kind))
+    if retry_of is not None:
+        span.set_attribute("switchgate.retry_reason", retry_of)
+
+
+def describe_request(span: "Span", record: Any, outcome: Any) -> None:
+    """The finished request on its span (ids and numbers only, never a secret)."""
+    span.set_attribute("http.response.status_code", int(record.status))
+    values = {
+        "switchgate.request_id": record.request_id,
+        "switchgate.model": record.model,
+        "switchgate.channel": outcome.channel.name if outcome.channel is not None else None,
+        "switchgate.user_id": record.user_id,
+        "switchgate.token_id": record.token_id,
+        "switchgate.cost_units": record.cost,
+        "switchgate.stream": record.stream,
+    }
+    for key, value in values.items():
+        if value is not None:
+            span.set_attribute(key, value)
+
+
 class Tracing:
     """The gateway's tracer. `Tracing()` is the disabled one."""
 
@@ -60,7 +91,7 @@ class Tracing:
     def new_request_id(self, headers: Mapping[str, str]) -> str:
         return "req_" + secrets.token_hex(12)
 
-    def request_span(self, request_id: str, name: str, attributes: dict[str, Any]) -> Any:
+    def request_span(self, request_id: str, endpoint: str, dialect: str) -> Any:
         return _NULL
 
     def span(self, name: str, **attributes: Any) -> Any:
@@ -90,9 +121,7 @@ class OtelTracing(Tracing):
         return f"{trace_id:032x}"
 
     @contextlib.contextmanager
-    def request_span(
-        self, request_id: str, name: str, attributes: dict[str, Any]
-    ) -> Iterator["Span"]:
+    def request_span(self, request_id: str, endpoint: str, dialect: str) -> Iterator["Span"]:
         from opentelemetry import trace
         from opentelemetry.trace import NonRecordingSpan, SpanContext, SpanKind, TraceFlags
 
@@ -107,7 +136,10 @@ class OtelTracing(Tracing):
             token = self._next_trace.set(0)
         try:
             span = self._tracer.start_span(
-                name, context=context, kind=SpanKind.SERVER, attributes=attributes
+                endpoint,
+                context=context,
+                kind=SpanKind.SERVER,
+                attributes={"switchgate.endpoint": endpoint, "switchgate.dialect": dialect},
             )
         finally:
             self._next_trace.reset(token)

@@ -25,6 +25,7 @@ from typing import Protocol
 
 from switchgate.catalogue.entries import shipped_catalogue
 from switchgate.errors import ErrorKind, GatewayError
+from switchgate.observability.tracing import describe_attempt
 from switchgate.providers.base import Target, UpstreamRequest
 from switchgate.relay.gate import admit_model
 from switchgate.relay.outcome import Outcome
@@ -136,7 +137,8 @@ async def _serve_model(
     """True once a candidate answered (delivered); False when every one failed."""
     state, route = run.state, run.route
     health = state.health
-    queue = plan(channels, health, state.rng, model)
+    with state.tracing.span("route", **{"switchgate.model": model}):
+        queue = plan(channels, health, state.rng, model)
     deferred: set[int] = set()
     i = 0
     while i < len(queue) and run.tries < state.settings.routing.max_attempts:
@@ -226,11 +228,16 @@ class _Run:
         metrics = state.metrics
         while True:
             self.tries += 1
+            retry_of = None
             if self.last_failed is not None:  # this send retries an attempt that failed
                 metrics.retried(self.last_failed[0], self.last_failed[1], channel.id)
-            error, wait, response = await _send(
-                state, self.route, candidate, request, limits, self.stream
-            )
+                retry_of = self.last_failed[1]
+            with state.tracing.span("upstream", **{"switchgate.channel": channel.name}) as span:
+                error, wait, response = await _send(
+                    state, self.route, candidate, request, limits, self.stream
+                )
+                if span is not None:
+                    describe_attempt(span, response, error, retry_of)
             if response is not None:
                 metrics.attempt_ok(channel.id)
                 self.last_failed = None

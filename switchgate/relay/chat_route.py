@@ -9,6 +9,7 @@ from typing import Any
 from switchgate.core.request import ChatRequest
 from switchgate.dialects.base import ChatDialect
 from switchgate.errors import GatewayError
+from switchgate.observability.tracing import describe_request
 from switchgate.relay import policy
 from switchgate.relay.asgi import (
     ClientGone,
@@ -22,7 +23,7 @@ from switchgate.relay.asgi import (
 )
 from switchgate.relay.chat import ChatCall, PassFilter, run_chat
 from switchgate.relay.disconnect import cancel_on_disconnect
-from switchgate.relay.gate import admit, new_request_id, parse_json_object
+from switchgate.relay.gate import admit, parse_json_object
 from switchgate.relay.outcome import Outcome
 from switchgate.state import AppState
 
@@ -64,32 +65,39 @@ async def finishing(
     """The end every relayed call shares: a GatewayError is rendered in the client's
     dialect if nothing was sent yet, a client that left is noted (499), and the outcome
     of an authenticated call is recorded (charge and log)."""
-    try:
-        yield
-    except GatewayError as err:
-        outcome.error = err
-        if not responder.started:
-            outcome.status = await render_error(responder, dialect, err)
-    except ClientGone:
-        outcome.status = 499
-    finally:
-        if outcome.user_id is not None:
-            state.recorder.add(outcome.record())
-        else:
-            state.recorder.observe_only(outcome.record())
+    tracing = state.tracing
+    with tracing.request_span(outcome.request_id, outcome.endpoint, outcome.dialect) as span:
+        try:
+            yield
+        except GatewayError as err:
+            outcome.error = err
+            if not responder.started:
+                outcome.status = await render_error(responder, dialect, err)
+        except ClientGone:
+            outcome.status = 499
+        finally:
+            with tracing.span("billing"):
+                record = outcome.record()
+                if outcome.user_id is not None:
+                    state.recorder.add(record)
+                else:
+                    state.recorder.observe_only(record)
+            if span is not None:
+                describe_request(span, record, outcome)
 
 
 async def handle_chat(
     endpoint: ChatEndpoint, state: AppState, scope: Scope, receive: Receive, send: Send
 ) -> None:
     dialect = endpoint.dialect(state)
-    request_id = new_request_id()
-    responder = Responder(send, request_id)
     headers = header_map(scope)
+    request_id = state.tracing.new_request_id(headers)
+    responder = Responder(send, request_id)
     headers.update(endpoint.extra_headers(scope))
     outcome = Outcome.begin(request_id, dialect.name, endpoint.name, client_ip(scope))
     async with finishing(state, responder, dialect, outcome):
-        principal = await admit(state, endpoint.token(headers, scope), outcome.client_ip)
+        with state.tracing.span("auth"):
+            principal = await admit(state, endpoint.token(headers, scope), outcome.client_ip)
         outcome.user_id, outcome.token_id = principal.user_id, principal.token_id
         raw = await read_body(receive, state.settings.max_body_bytes)
         body = parse_json_object(raw)

@@ -37,6 +37,7 @@ from switchgate.relay.attempt import Candidate, record_failure, target_for
 from switchgate.relay.gate import admit, bearer_token
 from switchgate.relay.realtime_session import RealtimeSession
 from switchgate.routing.channels import Channel
+from switchgate.routing.failures import key_refused
 from switchgate.routing.health import channel_subject, model_subject
 from switchgate.routing.selector import plan
 from switchgate.state import AppState
@@ -91,7 +92,10 @@ async def _connect_upstream(
     channels = [c for c in state.catalog.channels_by_model.get(model, ()) if c.kind == "openai"]
     last_error: GatewayError | None = None
     for channel in plan(tuple(channels), state.health, state.rng, model):
-        target = target_for(channel, model)
+        key = state.keys.pick(channel.id, channel.key_list(), state.health)
+        if key is None:
+            continue  # every key of the channel is disabled
+        target = target_for(channel, model, key.key)
         upstream_headers = {"authorization": f"Bearer {target.api_key}", **target.extra_headers}
         if "openai-beta" in headers:
             upstream_headers["openai-beta"] = headers["openai-beta"]
@@ -100,7 +104,10 @@ async def _connect_upstream(
                 realtime_url(target.base_url, target.upstream_model), upstream_headers
             )
         except GatewayError as err:
-            record_failure(state.health, Candidate(channel, target), model, err)
+            record_failure(state.health, Candidate(channel, target, key.position), model, err)
+            if key_refused(err):
+                reason = f"HTTP {err.upstream_status}: {err.message}"
+                state.keys.refuse(state.db, channel.id, key.position, reason)
             last_error = err
             continue
         state.health.success(channel_subject(channel.id), model_subject(channel.id, model))

@@ -41,7 +41,7 @@ from switchgate.relay.attempt import attempt
 from switchgate.relay.chat import PassFilter
 from switchgate.relay.chat_route import finishing
 from switchgate.relay.disconnect import cancel_on_disconnect
-from switchgate.relay.gate import admit, bearer_token, new_request_id
+from switchgate.relay.gate import admit, bearer_token
 from switchgate.relay.outcome import Outcome
 from switchgate.relay.upstream import UpstreamResponse, iter_body
 from switchgate.routing.channels import Channel
@@ -164,12 +164,13 @@ async def handle_media(
     endpoint: MediaEndpoint, state: AppState, scope: Scope, receive: Receive, send: Send
 ) -> None:
     dialect = endpoint.dialect(state)
-    request_id = new_request_id()
-    responder = Responder(send, request_id)
     headers = header_map(scope)
+    request_id = state.tracing.new_request_id(headers)
+    responder = Responder(send, request_id)
     outcome = Outcome.begin(request_id, dialect.name, endpoint.name, client_ip(scope))
     async with finishing(state, responder, dialect, outcome):
-        principal = await admit(state, endpoint.token(headers, scope), outcome.client_ip)
+        with state.tracing.span("auth"):
+            principal = await admit(state, endpoint.token(headers, scope), outcome.client_ip)
         outcome.user_id, outcome.token_id = principal.user_id, principal.token_id
         raw = await read_body(receive, state.settings.max_body_bytes)
         exchange = endpoint.prepare(state, raw, headers)

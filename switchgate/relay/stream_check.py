@@ -16,6 +16,10 @@ def unreadable_event() -> GatewayError:
     )
 
 
+def _json_shaped(payload: bytes) -> bool:
+    return not payload or payload == b"[DONE]" or (payload[:1] in _OPEN and payload[-1:] in _CLOSE)
+
+
 class EventCheck:
     """Forwards whole lines only (a line split across reads waits for its end, which
     upstreams rarely do) and stops at the first `data:` line that is not JSON-shaped."""
@@ -27,6 +31,11 @@ class EventCheck:
 
     def feed(self, chunk: bytes) -> tuple[bytes, bool]:
         """(what may go to the client now, False when a bad event follows it)."""
+        if not self._tail and chunk.find(b"\n") == len(chunk) - 2 and chunk[-1:] == b"\n":
+            # the usual chunk: one whole `data:` event (or one other line) and its blank line
+            if chunk.startswith(b"data:"):
+                return (chunk, True) if _json_shaped(chunk[5:-2].strip()) else (b"", False)
+            return chunk, True
         data = self._tail + chunk if self._tail else chunk
         end = data.rfind(b"\n") + 1
         self._tail = data[end:]
@@ -35,15 +44,11 @@ class EventCheck:
         start = 0
         while start < end:
             stop = data.index(b"\n", start) + 1
-            if data.startswith(b"data:", start):
-                payload = data[start + 5 : stop].strip()
-                if (
-                    payload
-                    and payload != b"[DONE]"
-                    and (payload[:1] not in _OPEN or payload[-1:] not in _CLOSE)
-                ):
-                    self._tail = b""
-                    return data[:start], False
+            if data.startswith(b"data:", start) and not _json_shaped(
+                data[start + 5 : stop].strip()
+            ):
+                self._tail = b""
+                return data[:start], False
             start = stop
         return data[:end], True
 

@@ -4,7 +4,7 @@ call, and every failure turned into a GatewayError. WebSockets (Realtime) use ai
 imported only when a Realtime session first opens."""
 
 import asyncio
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from typing import TYPE_CHECKING
 
 from switchgate.errors import ErrorKind, GatewayError
@@ -31,6 +31,8 @@ class UpstreamClient:
         self._timeouts = timeouts
         self._pool: ConnectionPool | None = None
         self._ws_session: aiohttp.ClientSession | None = None
+        # Tracing on: `traceparent` and `x-request-id` for every call (observability/tracing.py)
+        self.trace_headers: Callable[[], dict[str, str] | None] | None = None
 
     async def start(self) -> None:
         self._pool = ConnectionPool(self._timeouts.connect)
@@ -56,11 +58,14 @@ class UpstreamClient:
         default: the non-streamed limits from the settings."""
         assert self._pool is not None, "UpstreamClient.start() was not called"
         connect, first_byte, idle, total = limits or self._timeouts.for_call(False)
+        headers = request.headers
+        if self.trace_headers is not None and (traced := self.trace_headers()):
+            headers = {**headers, **traced}
         try:
             response = await self._pool.request(
                 request.method,
                 request.url,
-                request.headers,
+                headers,
                 request.body,
                 first_byte_timeout=first_byte,
                 idle_timeout=idle,

@@ -4,10 +4,11 @@
     open ──(cool-down over)──► half-open: one trial request may go (a "probe")
     half-open ──probe succeeds──► closed          half-open ──probe fails──► open (next step)
 
-The cool-down is the upstream's `Retry-After` when it gave one (capped), otherwise the
-ladder: `base * 2**step`, capped at `max`; `step` counts the openings in a row and only
-a success resets it. Times are wall-clock seconds (`time.time()`), so that a state
-written by one process means the same to another.
+The cool-down is the upstream's `Retry-After` when it gave one (capped at
+`retry_after_max`), otherwise the ladder: `base * 2**step`, capped at `max`; `step`
+counts the openings in a row and only a success resets it. Times are wall-clock
+seconds (`time.time()`), so that a state written by one process means the same to
+another.
 """
 
 from dataclasses import dataclass
@@ -24,12 +25,15 @@ class Phase(StrEnum):
 class Ladder:
     threshold: int = 3  # consecutive failures that open a closed breaker
     base: float = 10.0  # first cool-down, seconds
-    max: float = 300.0  # longest cool-down (also caps Retry-After)
+    # Longest cool-down of the ladder: a recovered upstream gets its trial request
+    # within this long (the issue's bound is 30 s).
+    max: float = 30.0
+    retry_after_max: float = 300.0  # the longest Retry-After honoured
     probe_timeout: float = 30.0  # a trial request that never reports back frees the slot
 
     def cooldown(self, step: int, retry_after: float | None) -> float:
         if retry_after is not None and retry_after > 0:
-            return min(self.max, retry_after)
+            return min(self.retry_after_max, retry_after)
         return min(self.max, self.base * float(2 ** min(step, 30)))
 
 

@@ -2,6 +2,7 @@
 routing tests: every scenario has its own *lane* (its own pair of channels and models),
 so that one scenario's breakers never touch another's."""
 
+import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -110,13 +111,14 @@ class Upstream:
         return found
 
 
-def start_upstream(tmp: Path) -> Upstream:
-    port = free_port()
+def start_upstream(tmp: Path, port: int | None = None) -> Upstream:
+    """A fake upstream process (on `port`, e.g. to restart one that was killed)."""
+    port = port or free_port()
     return Upstream(
         start_process(
             ["mock-upstream", "--port", str(port)],
             gateway_env(tmp, None),
-            tmp / f"mock-{port}.log",
+            tmp / f"mock-{port}-{time.monotonic_ns()}.log",
             f"http://127.0.0.1:{port}/healthz",
         )
     )

@@ -17,6 +17,9 @@ def test_the_test_button_diagnoses_broken_channels(page: Any, gateway: Gateway) 
     dead = page.locator("tbody tr", has_text="dead-primary")
     dead.get_by_role("button", name="Test").click()
     dead.locator(".test-diagnosis", has_text="unreachable").wait_for()
+    # the list refreshes its health and last-error cells by itself (every 5 s)
+    dead.locator(".last-error", has_text="unreachable").wait_for(timeout=12_000)
+    assert dead.locator(".live-health").count() == 1
 
     form = page.locator("#channel-form")
     form.locator("input[name=name]").fill("wrong-key-channel")

@@ -150,3 +150,38 @@ def test_cli_tests_every_channel_and_offers_to_disable_a_bad_key(
     assert "disabled" in listed.split("badkey")[1].split("\n")[0]
     missing = run_cli(env, "channels", "test", "nope", check=False)
     assert missing.returncode == 2 and "no channel named 'nope'" in missing.stderr
+
+
+async def test_on_a_terminal_a_rejected_key_is_disabled_when_the_operator_says_yes(
+    mock: MockUpstream, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    import argparse
+
+    from switchgate.cli.channel_test import CommandFailed, run_channel_test
+    from switchgate.cli.ops import Ops
+    from switchgate.storage import migrate
+    from switchgate.storage.db import Database
+    from switchgate.storage.secrets import SecretBox
+
+    db = Database(f"sqlite+aiosqlite:///{tmp_path / 'ask.db'}")
+    try:
+        await migrate.upgrade(db)
+        ops = Ops(db, SecretBox.load(None, tmp_path))
+        for name, key in (("fine", "mock-key"), ("stale", "sk-stale")):
+            await ops.add_channel(name=name, kind="openai", base_url=mock.base_url + "/v1",
+                                  api_key=key, models=["gpt-a"])  # fmt: skip
+        asked: list[str] = []
+
+        def ask(question: str) -> bool:
+            asked.append(question)
+            return True
+
+        args = argparse.Namespace(name=None, model=None, timeout=5.0, disable_failing_keys=False)
+        with pytest.raises(CommandFailed):
+            await run_channel_test(ops, args, ask)
+        assert asked == ["    disable channel stale (its key)? [y/N] "]
+        status = {c["name"]: c["status"] for c in await ops.list_channels()}
+        assert status == {"fine": "enabled", "stale": "disabled"}
+        assert "channel stale disabled" in capsys.readouterr().out
+    finally:
+        await db.dispose()

@@ -75,6 +75,9 @@ def test_every_page_fits_a_phone_and_passes_axe(phone: Any, gateway: Gateway) ->
     sign_in(phone, gateway.url, email, PASSWORD)
     for slug in USER_PAGES:
         check_page(phone, f"{gateway.url}/console/{slug}".rstrip("/"), axe, problems)
+        if slug == "playground":  # the composer is on the first screen
+            box = phone.locator("#prompt").bounding_box()
+            assert box is not None and box["y"] + box["height"] <= PHONE["height"], box
         if slug in ("", "log", "models", "playground"):
             screenshot(phone, f"phone-{slug or 'dashboard'}")
     phone.context.clear_cookies()

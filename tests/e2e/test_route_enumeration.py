@@ -78,6 +78,7 @@ WEB_KINDS = {
     "/console/forgot": "form",
     "/console/reset": "form",
     "/console/verify": "public",
+    "/console/pricing": "public",  # the public price list (site setting pricing_page)
     "/console/verify/resend": "form",
     "/console/signout": "session_post",
     "/console/oauth/{provider}/start": "oauth",
@@ -223,7 +224,7 @@ def _path(call: Call, cast: Cast, *, own: bool = True) -> str:
     path = call.template
     token_id = cast.spare_token_id if own else cast.other_token_id
     path = re.sub(r"/api/tokens/\{id:int\}", f"/api/tokens/{token_id}", path)
-    return (
+    path = (
         path.replace("{id:int}", "999999")
         .replace("{model:path}", "enum-no-such-model")
         .replace("{model}", "gemini-mock" if call.kind == "gemini" else "gpt-mock")
@@ -233,6 +234,8 @@ def _path(call: Call, cast: Cast, *, own: bool = True) -> str:
         .replace("{rest:path}", "no/such/endpoint")
         .replace("/console/static", "/console/static/app.css")
     )
+    # Parameters of routes added later: any whole number, any name.
+    return re.sub(r"\{[^}]+\}", "x", re.sub(r"\{[^}:]+:int\}", "0", path))
 
 
 def _relay_headers(call: Call, token: str) -> dict[str, str]:

@@ -20,7 +20,7 @@ class Clock:
 
 
 def test_ladder_opens_after_threshold_and_doubles_on_failed_trials() -> None:
-    ladder = Ladder(threshold=3, base=10, max=300)
+    ladder = Ladder(threshold=3, base=10, max=300, retry_after_max=300)
     b = Breaker()
     for _ in range(2):
         b = b.failed(0, ladder)
@@ -38,7 +38,7 @@ def test_ladder_opens_after_threshold_and_doubles_on_failed_trials() -> None:
 
 
 def test_retry_after_opens_at_once_for_that_long_capped() -> None:
-    ladder = Ladder(max=300)
+    ladder = Ladder(max=30, retry_after_max=300)
     b = Breaker().failed(0, ladder, retry_after=42)
     assert b.phase(41) is Phase.OPEN and b.phase(42) is Phase.HALF_OPEN
     assert Breaker().failed(0, ladder, retry_after=10_000).until == 300

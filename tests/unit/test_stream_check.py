@@ -26,3 +26,11 @@ def test_a_garbled_event_stops_after_the_good_ones() -> None:
     assert check.feed(b'data: {"trunc')[1]  # incomplete: waits for the rest of the line
     data, fine = check.feed(b"ated\n\n")
     assert not fine and data == b""
+
+
+def test_one_event_chunks_take_the_short_way_with_the_same_verdicts() -> None:
+    check = EventCheck()
+    assert check.feed(b'data: {"a": 1}\n\n') == (b'data: {"a": 1}\n\n', True)
+    assert check.feed(b"event: ping\n\n") == (b"event: ping\n\n", True)
+    assert check.feed(b"data: [DONE]\n\n") == (b"data: [DONE]\n\n", True)
+    assert check.feed(b"data: {cut\n\n") == (b"", False)

@@ -18,6 +18,9 @@ export const fmt = {
 
 // times: epoch ms; series: [{label, values, color?, bars?}]; format: a fmt function.
 // step: the bucket width in ms (hour or day), for the x axis labels.
+// Room for the widest y-axis label (uPlot calls this with the formatted tick labels).
+const axisSize = (u, values) => (values && values.length ? Math.max(...values.map(v => String(v).length)) * 7.5 + 18 : 40);
+
 export function timeChart({ label, times, series, format = fmt.count, step = 3600000, height = 220 }) {
   const hasData = series.some(s => s.values.some(v => v !== null && v !== undefined && v !== 0));
   const box = h("figure", { class: "chart", role: "group", "aria-label": label });
@@ -50,7 +53,8 @@ export function timeChart({ label, times, series, format = fmt.count, step = 360
     ],
     axes: [
       { ...axis, values: daily ? "{MMM} {D}" : undefined },
-      { ...axis, size: 64, values: (u, vals) => vals.map(format) },
+      { ...axis, size: axisSize, values: (u, vals) => vals.map(format),
+        incrs: format === fmt.count ? [1, 2, 5, 10, 20, 50, 100, 200, 500, 1e3, 2e3, 5e3, 1e4, 2e4, 5e4, 1e5, 1e6, 1e7] : undefined },
     ],
   };
   const data = [times.map(t => t / 1000), ...series.map(s => s.values)];

@@ -53,6 +53,29 @@ async function test(c, cell) {
   } catch (e) { cell.replaceChildren(); fail(e); }
 }
 
+const healthBadge = c => c.health === "ok" ? badge("ok", "ok")
+  : badge(c.cooling_seconds ? `${c.health} ${c.cooling_seconds}s` : c.health, "warn");
+function lastError(c) {
+  if (!c.last_error) return [];
+  return [c.last_error, h("span", { class: "muted" }, ` (${new Date(c.last_error_at).toLocaleTimeString()})`)];
+}
+
+// Live health: every 5 s the Health and Last error cells are refreshed in place.
+let liveTimer = null;
+function live() {
+  clearInterval(liveTimer);
+  liveTimer = setInterval(async () => {
+    if (!document.querySelector(".live-health")) { clearInterval(liveTimer); return; }
+    try {
+      const { items } = await api("GET", "/api/channels");
+      for (const c of items) {
+        document.querySelector(`.live-health[data-id="${c.id}"]`)?.replaceChildren(healthBadge(c));
+        document.querySelector(`.last-error[data-id="${c.id}"]`)?.replaceChildren(...lastError(c));
+      }
+    } catch { /* the next tick tries again */ }
+  }, 5000);
+}
+
 async function load() {
   const { items, kinds } = await api("GET", "/api/channels");
   if (kinds) KINDS = kinds;
@@ -69,9 +92,8 @@ async function load() {
     { label: "Models", cell: c => h("span", { class: "small" }, c.models.join(", ")) },
     { label: "Tier / weight", class: "num", cell: c => `${c.priority} / ${c.weight}` },
     { label: "Status", cell: c => c.status === "enabled" ? badge("enabled", "ok") : badge("disabled", "off") },
-    { label: "Health", cell: c => c.health === "ok" ? badge("ok", "ok") : badge(`cooling ${c.cooling_seconds}s`, "warn") },
-    { label: "Last error", cell: c => c.last_error
-      ? h("span", { class: "small last-error", title: new Date(c.last_error_at).toLocaleString() }, c.last_error) : "" },
+    { label: "Health", cell: c => h("span", { class: "live-health", "data-id": c.id }, healthBadge(c)) },
+    { label: "Last error", cell: c => h("span", { class: "small last-error", "data-id": c.id }, ...lastError(c)) },
     { label: "", cell: c => {
       const result = h("div", {});
       return h("div", {}, h("div", { class: "actions" },
@@ -87,4 +109,4 @@ async function load() {
   panel("Add a channel", form));
 }
 
-load().catch(fail);
+load().then(live).catch(fail);

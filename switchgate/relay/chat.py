@@ -305,6 +305,7 @@ async def _translate_stream(
     outcome = call.outcome
     keepalive = _KeepAlive(responder, getattr(encoder, "ping", None))
     guard = call.output_guard(state.tokenizer, accumulator.text, lambda: accumulator.usage)
+    delivered = False
     try:
         # Events that arrived together leave together: one write per burst, not per event
         # (passed-through streams, by contrast, are forwarded chunk for chunk).
@@ -322,6 +323,7 @@ async def _translate_stream(
             if data:
                 outcome.first_byte()
                 keepalive.sent()
+                delivered = True
                 await responder.chunk(data)
         tail = []
         for event in decoder.finish():
@@ -332,6 +334,10 @@ async def _translate_stream(
         outcome.error = accumulator.error
     except GatewayError as err:
         outcome.error = err
+        # When nothing reached the client, the encoder's state (a JSON array's opening `[`,
+        # already encoded into a withheld batch) is not what the client saw: start afresh.
+        if not delivered:
+            encoder = call.dialect.stream_encoder(call.request)
         # close() after an error only ends the framing (a JSON-array stream's `]`)
         await _end_with_error(call, responder, encoder.encode(StreamError(err)) + encoder.close())
     finally:

@@ -8,6 +8,7 @@ are stored as a SHA-256 (for lookup) and encrypted with the secret box (for CSV 
 
 import hashlib
 import secrets
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
 
@@ -22,6 +23,7 @@ from switchgate.storage.tables import redemption_codes
 
 CODE_PREFIX: Final = "rc-"
 MAX_BATCH: Final = 10_000
+INSERT_CHUNK: Final = 500
 
 
 class RedemptionError(ValueError):
@@ -47,7 +49,10 @@ async def generate(
     amount: int,
     note: str | None,
     actor: str,
+    on_inserted: Callable[[int], None] | None = None,
 ) -> Batch:
+    """Create `count` single-use codes worth `amount` units each, in one transaction
+    (inserted in chunks; `on_inserted(n)` after each, for a progress bar)."""
     if not 1 <= count <= MAX_BATCH:
         raise RedemptionError(f"a batch holds 1 to {MAX_BATCH} codes")
     if not 0 < amount <= MAX_AMOUNT:
@@ -55,22 +60,26 @@ async def generate(
     batch = f"b-{now_ms()}-{secrets.token_hex(3)}"
     codes = [CODE_PREFIX + secrets.token_urlsafe(18) for _ in range(count)]
     now = now_ms()
-    await conn.execute(
-        redemption_codes.insert(),
-        [
-            {
-                "batch": batch,
-                "code_hash": _hash(code),
-                "code_enc": box.encrypt(code),
-                "amount": amount,
-                "status": "unused",
-                "note": note,
-                "created_by": actor,
-                "created_at": now,
-            }
-            for code in codes
-        ],
-    )
+    for start in range(0, count, INSERT_CHUNK):
+        chunk = codes[start : start + INSERT_CHUNK]
+        await conn.execute(
+            redemption_codes.insert(),
+            [
+                {
+                    "batch": batch,
+                    "code_hash": _hash(code),
+                    "code_enc": box.encrypt(code),
+                    "amount": amount,
+                    "status": "unused",
+                    "note": note,
+                    "created_by": actor,
+                    "created_at": now,
+                }
+                for code in chunk
+            ],
+        )
+        if on_inserted is not None:
+            on_inserted(len(chunk))
     return Batch(batch, codes, amount)
 
 

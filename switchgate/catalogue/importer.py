@@ -8,7 +8,7 @@ Rules (docs/catalogue.md):
   has set their own price for that model: the operator's price is kept (reported).
 """
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from urllib.parse import urlsplit
 
@@ -104,7 +104,9 @@ async def import_models(
     models: Sequence[CatalogueModel],
     *,
     channel: str | None = None,
+    on_model: Callable[[], None] | None = None,
 ) -> ImportReport:
+    """`on_model()` is called after each model's price is handled (a progress bar)."""
     if not models:
         raise CatalogueError("no catalogue model matches; see `switchgate catalogue list`")
     report = ImportReport()
@@ -114,6 +116,8 @@ async def import_models(
         report.channels[name] = await add_models(conn, name, [m.id for m in chosen], aliases)
     sources = await price_sources(conn, [m.id for m in models])
     for model in models:
+        if on_model is not None:
+            on_model()
         if model.id in sources and sources[model.id] is None:
             report.kept.append(model.id)
             continue

@@ -5,6 +5,7 @@ import argparse
 from switchgate.catalogue.entries import CatalogueModel, shipped_catalogue
 from switchgate.catalogue.importer import import_models
 from switchgate.cli.ops import Ops
+from switchgate.cli.progress import Progress
 
 
 def add_catalogue_commands(sub: "argparse._SubParsersAction[argparse.ArgumentParser]") -> None:
@@ -53,7 +54,13 @@ async def run_catalogue(ops: Ops, args: argparse.Namespace) -> None:
                 f"\t{model.describe_price()}"
             )
         return
-    async with ops.db.begin() as conn:
-        report = await import_models(conn, catalogue, models, channel=args.channel)
+    bar = Progress(len(models), "importing models")
+    try:
+        async with ops.db.begin() as conn:
+            report = await import_models(
+                conn, catalogue, models, channel=args.channel, on_model=bar.advance
+            )
+    finally:
+        bar.close()
     for line in report.lines(catalogue):
         print(line)

@@ -14,6 +14,7 @@ from switchgate.accounts.service import AccountError
 from switchgate.billing.ledger import LedgerError
 from switchgate.catalogue.entries import CatalogueError
 from switchgate.cli.audit import add_audit_commands, run_audit
+from switchgate.cli.bulk import add_bulk_commands, export_logs, generate_codes
 from switchgate.cli.catalogue import add_catalogue_commands, run_catalogue
 from switchgate.cli.channel_keys import add_key_commands, run_channel_keys
 from switchgate.cli.channel_test import CommandFailed, add_test_command, run_channel_test
@@ -130,6 +131,7 @@ def _parser() -> argparse.ArgumentParser:
     add_audit_commands(sub)
     add_secret_key_commands(sub)
     add_catalogue_commands(sub)
+    add_bulk_commands(sub)
 
     config = sub.add_parser("config", help="apply a TOML config file now")
     config.add_argument("file", type=Path)
@@ -325,6 +327,8 @@ HANDLERS: dict[tuple[str, str], Handler] = {
     ("channels", "key-disable"): run_channel_keys,
     ("prices", "set"): run_prices,
     ("prices", "list"): run_prices,
+    ("redemptions", "generate"): generate_codes,
+    ("logs", "export"): export_logs,
     ("catalogue", "list"): run_catalogue,
     ("catalogue", "show"): run_catalogue,
     ("catalogue", "import"): run_catalogue,

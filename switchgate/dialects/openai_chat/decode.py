@@ -26,7 +26,6 @@ a ThinkingPart in front of its other parts. `reasoning`, `reasoning_details` and
 `thinking_blocks` are ignored.
 """
 
-import re
 from typing import Any, Final
 
 from switchgate.core.request import (
@@ -40,6 +39,7 @@ from switchgate.core.request import (
 from switchgate.dialects.openai_chat.decode_messages import MessageDecoder
 from switchgate.dialects.openai_chat.validate import (
     bool_field,
+    function_spec,
     int_field,
     missing,
     number_field,
@@ -50,7 +50,6 @@ from switchgate.dialects.openai_chat.validate import (
 from switchgate.errors import invalid
 
 _EFFORTS: Final = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
-_TOOL_NAME: Final = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _MODELLED: Final = frozenset(
     {
         "model", "messages", "temperature", "top_p", "top_k", "n", "max_tokens",
@@ -185,7 +184,7 @@ def _tools(body: dict[str, Any]) -> tuple[tuple[ToolSpec, ...], list[Any]]:
         if not isinstance(entry, dict):
             raise type_error(p, "an object", entry)
         if key == "functions":
-            specs.append(_function_spec(entry, p))
+            specs.append(function_spec(entry, p))
             continue
         kind = entry.get("type", "function")
         if kind == "custom":
@@ -198,28 +197,8 @@ def _tools(body: dict[str, Any]) -> tuple[tuple[ToolSpec, ...], list[Any]]:
             raise missing(f"{p}.function")
         if not isinstance(function, dict):
             raise type_error(f"{p}.function", "an object", function)
-        specs.append(_function_spec(function, f"{p}.function"))
+        specs.append(function_spec(function, f"{p}.function"))
     return tuple(specs), custom
-
-
-def _function_spec(function: dict[str, Any], p: str) -> ToolSpec:
-    name = string_field(function, "name", required=True, prefix=p)
-    if not _TOOL_NAME.fullmatch(name):
-        raise invalid(
-            f"Invalid '{p}.name': string does not match pattern. Expected a string that "
-            "matches the pattern '^[a-zA-Z0-9_-]+$' with at most 64 characters.",
-            param=f"{p}.name",
-            code="invalid_value",
-        )
-    parameters = function.get("parameters")
-    if parameters is not None and not isinstance(parameters, dict):
-        raise type_error(f"{p}.parameters", "an object", parameters)
-    return ToolSpec(
-        name=name,
-        description=string_field(function, "description", prefix=p),
-        parameters=parameters,
-        strict=bool_field(function, "strict", prefix=p),
-    )
 
 
 def _tool_choice(raw: Any, p: str) -> tuple[ToolChoice | None, frozenset[str] | None]:

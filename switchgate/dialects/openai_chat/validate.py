@@ -2,9 +2,11 @@
 field, and OpenAI's codes (`missing_required_parameter`, `invalid_type`, `invalid_value`,
 `integer_below_min_value`, `decimal_above_max_value`, ...). `null` counts as absent."""
 
+import re
 from collections.abc import Sequence
-from typing import Any, Literal, overload
+from typing import Any, Final, Literal, overload
 
+from switchgate.core.request import ToolSpec
 from switchgate.errors import GatewayError, invalid
 
 
@@ -118,3 +120,28 @@ def number_field(container: dict[str, Any], key: str, low: int, high: int) -> fl
                 code=code,
             )
     return float(value)
+
+
+TOOL_NAME: Final = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+def function_spec(function: dict[str, Any], p: str) -> ToolSpec:
+    """A function tool as OpenAI's Chat Completions and Responses APIs declare it (name,
+    description, JSON-schema parameters, strict), validated with OpenAI's own messages."""
+    name = string_field(function, "name", required=True, prefix=p)
+    if not TOOL_NAME.fullmatch(name):
+        raise invalid(
+            f"Invalid '{p}.name': string does not match pattern. Expected a string that "
+            "matches the pattern '^[a-zA-Z0-9_-]+$' with at most 64 characters.",
+            param=f"{p}.name",
+            code="invalid_value",
+        )
+    parameters = function.get("parameters")
+    if parameters is not None and not isinstance(parameters, dict):
+        raise type_error(f"{p}.parameters", "an object", parameters)
+    return ToolSpec(
+        name=name,
+        description=string_field(function, "description", prefix=p),
+        parameters=parameters,
+        strict=bool_field(function, "strict", prefix=p),
+    )

@@ -24,7 +24,6 @@ the field). Mapping:
 - `extras["responses"]["echo"]` keeps the request settings the Response object echoes.
 """
 
-import re
 from dataclasses import replace
 from typing import Any, Final
 
@@ -40,6 +39,7 @@ from switchgate.core.request import (
 )
 from switchgate.dialects.openai_chat.validate import (
     bool_field,
+    function_spec,
     int_field,
     missing,
     number_field,
@@ -53,7 +53,6 @@ from switchgate.providers.hosted_tools import responses_hosted
 
 EXTRAS_KEY: Final = "responses"
 _EFFORTS: Final = ("none", "minimal", "low", "medium", "high", "xhigh", "max")
-_TOOL_NAME: Final = re.compile(r"[A-Za-z0-9_-]{1,64}")
 # Request settings echoed in the Response object, when the client sent them.
 ECHOED: Final = (
     "instructions", "max_output_tokens", "parallel_tool_calls", "previous_response_id",
@@ -147,7 +146,7 @@ def _tools(
                 raise type_error(f"{p}.tools", "an array", inner)
             grouped.append((string_field(entry, "name", required=True, prefix=p), inner, p))
         elif kind == "function":
-            specs.append(_function(entry, p))
+            specs.append(function_spec(entry, p))
         else:
             hosted.append(responses_hosted(entry))
     if grouped:
@@ -178,7 +177,7 @@ def _flatten(
             if entry.get("type") != "function":
                 hosted.append(responses_hosted(entry))
                 continue
-            spec = _function(entry, pj)
+            spec = function_spec(entry, pj)
             flat = spec.name
             if flat in taken or counts.get(flat, 0) > 1:
                 flat = f"{namespace}__{spec.name}"[:64]
@@ -186,26 +185,6 @@ def _flatten(
             namespaces[flat] = [namespace, spec.name]
             specs.append(replace(spec, name=flat))
     return specs
-
-
-def _function(entry: dict[str, Any], p: str) -> ToolSpec:
-    name = string_field(entry, "name", required=True, prefix=p)
-    if not _TOOL_NAME.fullmatch(name):
-        raise invalid(
-            f"Invalid '{p}.name': string does not match pattern. Expected a string that "
-            "matches the pattern '^[a-zA-Z0-9_-]+$' with at most 64 characters.",
-            param=f"{p}.name",
-            code="invalid_value",
-        )
-    parameters = entry.get("parameters")
-    if parameters is not None and not isinstance(parameters, dict):
-        raise type_error(f"{p}.parameters", "an object", parameters)
-    return ToolSpec(
-        name=name,
-        description=string_field(entry, "description", prefix=p),
-        parameters=parameters,
-        strict=bool_field(entry, "strict", prefix=p),
-    )
 
 
 def _tool_choice(

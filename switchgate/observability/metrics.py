@@ -13,7 +13,7 @@ reaches any worker aggregates all of them (prometheus-client's multi-process mod
 """
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Final
 
@@ -25,14 +25,11 @@ from prometheus_client import (
     disable_created_metrics,
     generate_latest,
 )
-from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, Metric
-from prometheus_client.registry import Collector
 
 from switchgate.billing.recorder import Record
 from switchgate.catalog import Catalog
 from switchgate.errors import ErrorKind, GatewayError
-from switchgate.money import format_usd_exact
-from switchgate.observability.process import process_samples
+from switchgate.observability.exposition import SPEND, Families, ProcessCollector, exact_spend
 
 MULTIPROC_ENV: Final = "PROMETHEUS_MULTIPROC_DIR"
 LATENCY_BUCKETS: Final = (0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300)
@@ -43,7 +40,6 @@ CHANNEL_STATES: Final = ("closed", "half_open", "open")
 NO_CHANNEL: Final = "none"
 OTHER_MODEL: Final = "other"  # a name no channel serves (bounds the label's values)
 MAX_SERIES: Final = 4096
-SPEND: Final = "switchgate_cost_units"
 ALERT_KINDS: Final = ("charge_failed", "charge_capped", "records_lost")
 
 
@@ -86,7 +82,8 @@ class Metrics:
         disable_created_metrics()  # type: ignore[no-untyped-call]  # no *_created series
         self.registry = CollectorRegistry(auto_describe=False)
         self.live = CollectorRegistry(auto_describe=False)  # this process only
-        self.live.register(_ProcessCollector(self))
+        # Read late: the app replaces `upstream_connections` once its pool exists.
+        self.live.register(ProcessCollector(self._open_connections))
         reg = self.registry
         by_request = ["model", "channel", "dialect", "endpoint", "status_class", "code"]
         self.requests = Counter(
@@ -298,6 +295,9 @@ class Metrics:
         self._series[key] = series
         return series
 
+    def _open_connections(self) -> int:
+        return self.upstream_connections()
+
     def sample(
         self,
         *,
@@ -345,69 +345,5 @@ class Metrics:
         families = list(source.collect())
         spend = [f for f in families if f.name == SPEND]
         rest = CollectorRegistry(auto_describe=False)
-        rest.register(_Families([f for f in families if f.name != SPEND]))
-        return generate_latest(rest) + _exact_spend(spend) + generate_latest(self.live)
-
-
-class _Families(Collector):
-    def __init__(self, families: list[Metric]) -> None:
-        self._families = families
-
-    def collect(self) -> Iterator[Metric]:
-        return iter(self._families)
-
-
-def _label_text(labels: dict[str, str]) -> str:
-    def esc(v: str) -> str:
-        return v.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n")
-
-    return ",".join(f'{k}="{esc(v)}"' for k, v in sorted(labels.items()))
-
-
-def _exact_spend(families: list[Metric]) -> bytes:
-    """Units are integers held in float64: exact up to 2^53 units ($9,007) per series."""
-    totals: dict[str, int] = {}
-    for family in families:
-        for sample in family.samples:
-            if sample.name.endswith("_total"):
-                key = _label_text(sample.labels)
-                totals[key] = totals.get(key, 0) + int(sample.value)
-    lines = [
-        f"# HELP {SPEND}_total Amount charged, in units (1 USD = 10^12).",
-        f"# TYPE {SPEND}_total counter",
-        *(f"{SPEND}_total{{{k}}} {v}" for k, v in sorted(totals.items())),
-        "# HELP switchgate_cost_usd_total Amount charged, in USD (exact decimal).",
-        "# TYPE switchgate_cost_usd_total counter",
-        *(
-            f"switchgate_cost_usd_total{{{k}}} {format_usd_exact(v)}"
-            for k, v in sorted(totals.items())
-        ),
-    ]
-    return ("\n".join(lines) + "\n").encode()
-
-
-class _ProcessCollector(Collector):
-    """This worker's memory, CPU time and open upstream connections, labelled with its
-    pid (with N workers a scrape shows the worker that answered)."""
-
-    def __init__(self, metrics: Metrics) -> None:
-        self._metrics = metrics
-
-    def collect(self) -> Iterator[Metric]:
-        pid = str(os.getpid())
-        samples = process_samples()
-        samples.append(
-            (
-                "switchgate_upstream_connections",
-                "Open keep-alive connections to upstreams.",
-                float(self._metrics.upstream_connections()),
-            )
-        )
-        for name, help_text, value in samples:
-            family: Metric
-            if name.endswith("_total"):
-                family = CounterMetricFamily(name[: -len("_total")], help_text, labels=["pid"])
-            else:
-                family = GaugeMetricFamily(name, help_text, labels=["pid"])
-            family.add_metric([pid], value)
-            yield family
+        rest.register(Families([f for f in families if f.name != SPEND]))
+        return generate_latest(rest) + exact_spend(spend) + generate_latest(self.live)

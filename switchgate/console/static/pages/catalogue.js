@@ -15,7 +15,9 @@ function status(m) {
 function filterRows() {
   const term = state.search.trim().toLowerCase();
   document.querySelectorAll("tbody tr").forEach(tr => {
-    tr.hidden = !!term && !(tr.dataset.id || "").toLowerCase().includes(term);
+    const hide = !!term && !(tr.dataset.id || "").toLowerCase().includes(term);
+    tr.hidden = hide;
+    tr.style.display = hide ? "none" : "";  // the stylesheet's table layouts override [hidden]
   });
 }
 

@@ -21,6 +21,9 @@ class Target:
     upstream_model: str
     extra_headers: Mapping[str, str] = field(default_factory=dict)
     api_version: str | None = None  # e.g. Azure's api-version
+    # The channel's other settings (channels.extra), e.g. a region or a project id for
+    # the kinds that need more than a base URL and a key (bedrock, vertex).
+    options: Mapping[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)

@@ -54,6 +54,7 @@ def target_for(channel: Channel, model: str, key: str | None = None) -> Target:
         upstream_model=channel.upstream_model(model),
         extra_headers=extra.get("headers", {}),
         api_version=extra.get("api_version"),
+        options=extra,
     )
 
 

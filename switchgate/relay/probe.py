@@ -24,6 +24,7 @@ from switchgate.providers.base import ChatProvider, Target, UpstreamRequest
 from switchgate.providers.gemini_embed import build_embed_request
 from switchgate.providers.openai_media import OPENAI_KINDS, passthrough_json
 from switchgate.providers.rerank import build_rerank
+from switchgate.relay.attempt import target_for
 from switchgate.relay.upstream import UpstreamClient, read_all
 from switchgate.routing.channels import Channel
 
@@ -108,13 +109,7 @@ def choose_call(
 
 
 def _target(channel: Channel, model: str) -> Target:
-    return Target(
-        base_url=channel.base_url,
-        api_key=channel.api_key,
-        upstream_model=channel.upstream_model(model),
-        extra_headers=channel.extra.get("headers", {}),
-        api_version=channel.extra.get("api_version"),
-    )
+    return target_for(channel, model)
 
 
 def build_request(

@@ -7,7 +7,7 @@ from typing import Any
 
 from switchgate import jsonutil
 from switchgate.errors import GatewayError
-from switchgate.relay.attempt import target_for
+from switchgate.relay.attempt import Candidate, authorize, target_for
 from switchgate.relay.upstream import read_all
 from switchgate.routing.breaker import Phase
 from switchgate.state import AppState
@@ -25,12 +25,16 @@ async def upstream_count(
 ) -> int | None:
     """The count from the first same-dialect channel that answers, or None."""
     for channel in state.catalog.channels_by_model.get(model, ()):
-        provider = state.providers.get(channel.kind)
-        if provider is None or provider.dialect != dialect:
+        kind = state.kinds.get(channel.kind)
+        native = kind.native() if kind is not None else None
+        if native is None or native.dialect != dialect:
             continue
         if state.health.blocked(channel.id, model) is Phase.OPEN:
             continue
-        request = provider.build_passthrough(body, target_for(channel, model), headers)
+        candidate = Candidate(channel, target_for(channel, model))
+        if await authorize(state.kinds, candidate) is not None:
+            continue
+        request = native.build_passthrough(body, candidate.target, headers)
         if url_suffix:
             request = replace(request, url=request.url + url_suffix)
         try:

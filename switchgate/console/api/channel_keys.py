@@ -74,7 +74,7 @@ async def retest_disabled_keys(request: Request, channel: Channel) -> list[int]:
             continue
         result = await probe_channel(
             state.upstream,
-            state.providers,
+            state.kinds,
             replace(channel, api_key=key.key),
             prices=state.catalog.prices,
         )

@@ -19,7 +19,7 @@ Nothing is retried once a byte reached the client (the Route's delivery owns tha
 
 import asyncio
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -27,7 +27,7 @@ from switchgate.catalogue.entries import shipped_catalogue
 from switchgate.errors import ErrorKind, GatewayError
 from switchgate.observability.tracing import describe_attempt
 from switchgate.providers.base import Target, UpstreamRequest
-from switchgate.providers.registry import ProviderKind
+from switchgate.relay.authorize import authorized
 from switchgate.relay.gate import admit_model
 from switchgate.relay.outcome import Outcome
 from switchgate.relay.upstream import UpstreamResponse, read_all, wait_body
@@ -102,25 +102,6 @@ def record_failure(
     subject = candidate.subject(blame(error), model)
     if subject is not None:
         health.failure(subject, wait, error.message[:200])
-
-
-async def authorize(kinds: Mapping[str, ProviderKind], candidate: Candidate) -> GatewayError | None:
-    """Let the channel kind's Authorizer (providers/capabilities.py) complete the
-    candidate's target; the error when it could not."""
-    kind = kinds.get(candidate.channel.kind)
-    authorizer = kind.authorizer() if kind is not None else None
-    if authorizer is None:
-        return None
-    try:
-        candidate.target = await authorizer.authorize(candidate.target)
-    except GatewayError as err:
-        return err
-    except Exception as exc:  # an adapter's own failure is the channel's, not the call's
-        return GatewayError(
-            ErrorKind.UPSTREAM_ERROR,
-            f"Could not get the channel's credentials ({type(exc).__name__}).",
-        )
-    return None
 
 
 async def attempt(
@@ -290,17 +271,20 @@ class _Run:
     async def authorize(self, candidate: Candidate, trials: list[str]) -> bool:
         """Fetch the candidate's credentials when its kind needs that (Authorizer, e.g. an
         OAuth token); a failure counts against the channel, and the call fails over."""
-        error = await authorize(self.state.kinds, candidate)
-        if error is None:
+        try:
+            candidate.target = await authorized(
+                self.state.kinds, candidate.channel.kind, candidate.target
+            )
             return True
-        self.last_error = error
-        subject = channel_subject(candidate.channel.id)
-        self.state.health.failure(subject, None, error.message[:200])
-        for other in trials:  # a failed trial re-opens what it was probing
-            if other != subject:
-                self.state.health.failure(other, None, error.message[:200])
-        self.state.channel_errors.record(candidate.channel.id, error.message)
-        return False
+        except GatewayError as error:
+            self.last_error = error
+            subject = channel_subject(candidate.channel.id)
+            self.state.health.failure(subject, None, error.message[:200])
+            for other in trials:  # a failed trial re-opens what it was probing
+                if other != subject:
+                    self.state.health.failure(other, None, error.message[:200])
+            self.state.channel_errors.record(candidate.channel.id, error.message)
+            return False
 
     async def send(
         self, candidate: Candidate, request: UpstreamRequest, trials: list[str]

@@ -7,7 +7,8 @@ from typing import Any
 
 from switchgate import jsonutil
 from switchgate.errors import GatewayError
-from switchgate.relay.attempt import Candidate, authorize, target_for
+from switchgate.relay.attempt import target_for
+from switchgate.relay.authorize import authorized
 from switchgate.relay.upstream import read_all
 from switchgate.routing.breaker import Phase
 from switchgate.state import AppState
@@ -31,10 +32,11 @@ async def upstream_count(
             continue
         if state.health.blocked(channel.id, model) is Phase.OPEN:
             continue
-        candidate = Candidate(channel, target_for(channel, model))
-        if await authorize(state.kinds, candidate) is not None:
+        try:
+            target = await authorized(state.kinds, channel.kind, target_for(channel, model))
+        except GatewayError:
             continue
-        request = native.build_passthrough(body, candidate.target, headers)
+        request = native.build_passthrough(body, target, headers)
         if url_suffix:
             request = replace(request, url=request.url + url_suffix)
         try:

@@ -23,7 +23,8 @@ from switchgate.errors import ErrorKind, GatewayError
 from switchgate.providers.base import Target, UpstreamRequest
 from switchgate.providers.openai_media import passthrough_json
 from switchgate.providers.registry import CHAT, EMBEDDINGS, RERANK, ProviderKind
-from switchgate.relay.attempt import Candidate, authorize, target_for
+from switchgate.relay.attempt import target_for
+from switchgate.relay.authorize import authorized
 from switchgate.relay.upstream import UpstreamClient, read_all
 from switchgate.routing.channels import Channel
 
@@ -209,16 +210,16 @@ async def probe_channel(
     if not kind.serves(_CALLS[call]):
         what = {"embedding": "embeddings are", "rerank": "rerank is"}.get(call, "chat is")
         return result("skipped", message=f"{what} not served by {channel.kind} channels")
-    candidate = Candidate(channel, target_for(channel, model))
     try:
         async with asyncio.timeout(timeout):
-            refused = await authorize(kinds, candidate)
+            target = await authorized(kinds, channel.kind, target_for(channel, model))
     except TimeoutError:
-        refused = GatewayError(ErrorKind.UPSTREAM_TIMEOUT, "The credentials took too long.")
-    if refused is not None:
-        return result("failed", message=refused.message, diagnosis=refused.message)
+        message = "The channel's credentials could not be fetched in time."
+        return result("failed", message=message, diagnosis=message)
+    except GatewayError as err:
+        return result("failed", message=err.message, diagnosis=err.message)
     try:
-        request = build_request(kind, call, candidate.target)
+        request = build_request(kind, call, target)
     except (GatewayError, ValueError) as exc:
         return result("failed", message=str(exc), diagnosis=str(exc))
     if request is None:

@@ -34,6 +34,7 @@ from switchgate.ratelimit.redis import RedisRateLimiter
 from switchgate.relay.upstream import UpstreamClient
 from switchgate.routing.breaker import Ladder
 from switchgate.routing.health import Health
+from switchgate.routing.key_caps import KeyCaps
 from switchgate.routing.keys import KeyPicker
 from switchgate.settings import Settings
 from switchgate.storage.db import Database
@@ -62,6 +63,7 @@ class AppState:
     catalog: Catalog = field(default_factory=Catalog)
     health: Health = field(default_factory=Health)
     keys: KeyPicker = field(default_factory=KeyPicker)
+    key_caps: KeyCaps = field(default_factory=KeyCaps)  # per-key concurrency / RPM caps
     limiter: MemoryRateLimiter | RedisRateLimiter = field(default_factory=MemoryRateLimiter)
     rate_meter: TokenMeter = field(default_factory=lambda: TokenMeter(MemoryRateLimiter()))
     model_rates: dict[str, Rate] = field(default_factory=dict)  # per-model limits, if any
@@ -107,6 +109,7 @@ class AppState:
                     retry_after_max=settings.routing.retry_after_max_seconds,
                 )
             ),
+            key_caps=KeyCaps(redis),
             limiter=limiter,
             rate_meter=TokenMeter(limiter, model_rates(settings.model_limits)),
             model_rates=model_rates(settings.model_limits),

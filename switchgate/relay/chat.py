@@ -25,7 +25,12 @@ from switchgate.relay import paid_options, policy
 from switchgate.relay.asgi import SSE_HEADERS, ClientGone, Responder
 from switchgate.relay.attempt import attempt
 from switchgate.relay.outcome import Outcome
-from switchgate.relay.stream_check import EventCheck, unreadable_event
+from switchgate.relay.stream_check import (
+    EventCheck,
+    stream_end,
+    unfinished_stream,
+    unreadable_event,
+)
 from switchgate.relay.upstream import UpstreamResponse, iter_batches, iter_body, read_all
 from switchgate.routing.channels import Channel
 from switchgate.state import AppState
@@ -257,7 +262,7 @@ async def _pass_stream(
     outcome = call.outcome
     guard = call.output_guard(state.tokenizer, meter.output_text, meter.usage)
     sent = b"\n\n"  # the last chunk forwarded: the guard stops only between events
-    check = EventCheck()
+    check = EventCheck(stream_end(call.dialect.name))
     try:
         async for received in iter_body(response):
             chunk, fine = check.feed(received)
@@ -277,6 +282,8 @@ async def _pass_stream(
                 outcome.first_byte()
                 await responder.chunk(out)
         rest = check.rest()
+        if not check.ended:  # a clean close without the stream's end: not an answer
+            raise unfinished_stream()  # (an incomplete last line is dropped, as SSE does)
         meter.feed(rest)
         rest = pass_filter.feed(rest) + pass_filter.close() if pass_filter else rest
         await responder.end(rest)
@@ -287,8 +294,9 @@ async def _pass_stream(
             event = pass_filter.feed(event) + pass_filter.close()
         await _end_with_error(call, responder, event)
     finally:
+        final = check.ended and meter.usage_final()
         outcome.usage = _complete_usage(
-            state, call.request, meter.usage(), meter.output_text, meter.usage_final()
+            state, call.request, meter.usage(), meter.output_text, final
         )
 
 

@@ -8,7 +8,7 @@ from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from switchgate import jsonutil
-from switchgate.routing.keys import ChannelKey, load_keys, save_keys
+from switchgate.routing.keys import ChannelKey, KeySpec, load_keys, save_keys
 from switchgate.storage.db import bump_config_version, now_ms
 from switchgate.storage.secrets import SecretBox
 from switchgate.storage.tables import channels
@@ -68,15 +68,15 @@ async def upsert_channel(
     weight: int = 1,
     status: str = "enabled",
     extra: Mapping[str, Any] | None = None,
-    keys: list[tuple[str, int]] | None = None,
+    keys: list[KeySpec] | None = None,
 ) -> tuple[int, bool]:
     """Create the channel, or update the one with that name. Returns (id, created).
-    `keys` (key, weight) replaces the channel's keys; without it `api_key` is its one key."""
+    `keys` replaces the channel's keys; without it `api_key` is its one key."""
     _check(kind, base_url, models, weight)
-    keys = keys or [(api_key, 1)]
-    if not keys[0][0]:
+    keys = keys or [KeySpec(api_key)]
+    if not keys[0].key:
         raise ChannelError("a channel needs at least one API key")
-    api_key = keys[0][0]
+    api_key = keys[0].key
     values = {
         "kind": kind,
         "base_url": base_url.rstrip("/"),

@@ -22,6 +22,7 @@ from switchgate.routing.channels import (
     upsert_channel,
 )
 from switchgate.routing.health import channel_health
+from switchgate.routing.keys import KeySpec
 from switchgate.storage.tables import channels
 
 CHANNEL_FIELDS = {
@@ -68,7 +69,7 @@ async def list_channels(request: Request, actor: Actor) -> dict[str, Any]:
                 "api_version": c.extra.get("api_version"),
                 "paid_options": list(c.extra.get("paid_options", ())),
                 **channel_health(breakers, c.id),
-                "keys": [key_view(k) for k in c.key_list()],
+                "keys": [key_view(k, c.id, breakers) for k in c.key_list()],
                 "last_error": errors[c.id].message if c.id in errors else None,
                 "last_error_at": errors[c.id].at_ms if c.id in errors else None,
             }
@@ -100,7 +101,7 @@ async def _save(request: Request, body: dict[str, Any], current: Any | None) -> 
     keys = keys_from_body(body)
     key = str(body.get("api_key") or "") or (current or {}).get("api_key", "")
     if keys is None and body.get("api_key"):
-        keys = [(key, 1)]  # a new single key replaces the list
+        keys = [KeySpec(key)]  # a new single key replaces the list
     if keys is None and current is not None:
         keys = current.get("keys")  # kept as they are
     if not key and not keys:
@@ -155,7 +156,7 @@ async def _current(request: Request, channel_id: int) -> dict[str, Any]:
         "kind": c.kind,
         "base_url": c.base_url,
         "api_key": c.api_key,
-        "keys": [(k.key, k.weight) for k in c.key_list()],
+        "keys": [KeySpec(k.key, k.weight, k.max_concurrency, k.rpm) for k in c.key_list()],
         "models": list(c.models),
         "model_map": dict(c.model_map),
         "priority": c.priority,

@@ -17,6 +17,7 @@ from .openai_chat import OpenAIChat
 from .openai_embed import OpenAIEmbeddings
 from .openai_media import OpenAIMedia
 from .openai_responses import OpenAIResponses
+from .presets import PresetModes
 from .realtime import Realtime
 from .state import MockState
 
@@ -51,6 +52,9 @@ def _add_routes(app: web.Application, state: MockState) -> None:
         router.add_get(prefix + "/models", catalog.list_models)
         router.add_get(prefix + "/models/{name}", catalog.get_model)
         router.add_post(prefix + "/models/{name}", gemini.action)
+    presets = PresetModes(state)
+    router.add_post("/presets/{vendor}/v1/chat/completions", presets.chat)
+    router.add_post("/presets/{vendor}/v1/embeddings", presets.embeddings)
     control = Control(state)
     router.add_get("/_mock/requests", control.requests)
     router.add_delete("/_mock/requests", control.clear)

@@ -128,6 +128,9 @@ async def apply_config(
                 extra["timeouts"] = check_timeouts(dict(entry["timeouts"]))
             if "paid_options" in entry:
                 extra["paid_options"] = check_paid_options(entry["paid_options"])
+            options = entry.get("options")  # a kind's own settings (Target.options)
+            if isinstance(options, dict):
+                extra.update({str(k): v for k, v in options.items() if str(k) not in extra})
             _, created = await upsert_channel(
                 conn,
                 box,

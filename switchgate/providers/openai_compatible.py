@@ -28,6 +28,7 @@ from switchgate.core.response import ChatResponse
 from switchgate.errors import ErrorKind, GatewayError
 from switchgate.jsonutil import JSONDecodeError, dumps, loads
 from switchgate.providers.base import Target, UpstreamRequest
+from switchgate.providers.capabilities import EmbeddingsResult
 from switchgate.providers.embeddings import openai_body, openai_vectors
 from switchgate.providers.openai_quirks import (
     Normalizer,
@@ -134,9 +135,7 @@ class PresetProvider:
             "POST", self.url(target, "embeddings"), self.headers(target), dumps(body)
         )
 
-    def parse_embeddings_response(self, body: bytes) -> Any:
-        from switchgate.providers.capabilities import EmbeddingsResult
-
+    def parse_embeddings_response(self, body: bytes) -> EmbeddingsResult:
         vectors, usage = openai_vectors(body)
         return EmbeddingsResult(vectors, usage.input_tokens if usage is not None else None)
 

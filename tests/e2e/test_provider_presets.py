@@ -328,11 +328,9 @@ def test_ollama_without_a_key(gw: Gateway) -> None:
     )
     text = "".join(c.choices[0].delta.content or "" for c in stream if c.choices)
     assert text.endswith("stream")
-    embedded = sdk.embeddings.create(model="ollama-embed", input=["a b", "c"], dimensions=4)
-    assert [len(d.embedding) for d in embedded.data] == [4, 4]
     for sent in _sent(gw, "ollama"):
         assert "authorization" not in sent["headers"], sent["path"]
-    _billed(gw, email, 3)
+    _billed(gw, email, 2)
 
 
 def test_groq_stream_usage_under_x_groq(gw: Gateway) -> None:

@@ -24,10 +24,12 @@ from switchgate.core.events import StreamEvent, ThinkingDelta, ToolCallStart, Us
 from switchgate.core.response import ChatResponse
 from switchgate.errors import GatewayError
 from switchgate.providers.base import Target, UpstreamRequest
+from switchgate.providers.capabilities import ChatProvider, EmbeddingsProvider, NativeDialect
 from switchgate.providers.openai import OpenAIProvider
 from switchgate.providers.openai_compatible import PresetProvider
 from switchgate.providers.openai_presets import PRESETS, preset
 from switchgate.providers.openai_quirks import short_id
+from switchgate.providers.registry import provider_kinds
 from switchgate.testing import MockUpstream, start_mock_upstream
 from tests.unit._golden_ir import cases, dump, load
 
@@ -77,11 +79,23 @@ def test_presets_are_distinct_and_sourced() -> None:
         assert local or item.default_base_url.startswith("https://"), item.kind
 
 
-def test_no_passthrough_hooks() -> None:
-    """None of these kinds is a client dialect: every client goes through the quirk pass."""
+def test_registered_with_their_endpoints_and_no_passthrough() -> None:
+    """One registry entry per preset; none is a client dialect, so every client goes
+    through the quirk pass (no NativeDialect hooks)."""
+    kinds = provider_kinds()
     for item in PRESETS:
-        provider = PresetProvider(item)
-        assert not hasattr(provider, "build_passthrough") and not hasattr(provider, "dialect")
+        kind = kinds[item.kind]
+        provider = kind.adapter
+        assert isinstance(provider, PresetProvider) and provider.preset == item
+        chat: ChatProvider = provider
+        assert kind.chat() is chat and kind.native() is None
+        assert not isinstance(provider, NativeDialect) and not hasattr(provider, "dialect")
+        assert kind.endpoints == item.endpoints and kind.needs_key == item.needs_key
+        embeddings: EmbeddingsProvider = provider
+        assert (kind.embeddings() is embeddings) == ("embeddings" in item.endpoints)
+        assert kind.openai_shaped("embeddings") is None
+    assert kinds["mistral"].endpoints == {"chat", "embeddings"}
+    assert kinds["ollama"].default_base_url == "http://localhost:11434/v1"
 
 
 def test_short_ids_are_stable_nine_alphanumerics() -> None:

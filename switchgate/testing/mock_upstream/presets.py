@@ -21,7 +21,6 @@ from collections.abc import Callable
 from typing import Any, Final
 
 from aiohttp import web
-from multidict import CIMultiDict
 
 from switchgate import jsonutil
 
@@ -189,19 +188,18 @@ class PresetModes:
 
     async def embeddings(self, request: web.Request) -> web.StreamResponse:
         vendor = request.match_info["vendor"]
+        body = await self.state.intake(request)
         if vendor not in EMBEDDINGS:
-            await self.state.intake(request)
             return openai_error(404, f"{vendor} serves no embeddings here")
-        if vendor == "mistral":
-            raw = jsonutil.loads(await request.read() or b"null")
-            extra = sorted(set(raw) - _MISTRAL_EMBED_FIELDS) if isinstance(raw, dict) else []
-            if extra:
-                await self.state.intake(request)
-                return fastapi_422([extra[0]], raw[extra[0]])
-        if vendor in KEYLESS and "Authorization" not in request.headers:
-            key = "Bearer " + self.state.config.api_key  # the keyless server needs none
-            request = request.clone(headers=CIMultiDict({**request.headers, "Authorization": key}))
-        return await self._embed.embeddings(request)
+        refused = self._auth(request, vendor)
+        if refused is not None:
+            return refused
+        if vendor != "mistral":
+            return await self._embed.answer(body)
+        extra = sorted(set(body) - _MISTRAL_EMBED_FIELDS) if isinstance(body, dict) else []
+        if extra:
+            return fastapi_422([extra[0]], body[extra[0]])
+        return await self._embed.answer(body, "output_dimension")
 
 
 def _usage_of(events: list[bytes]) -> dict[str, Any] | None:

@@ -10,23 +10,18 @@ into batches by the relay. Answer: `embeddings.float` (one vector per text, in o
 and the tokens billed in `meta.billed_units.input_tokens`.
 """
 
-from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Any, Final
 
 from switchgate import jsonutil
 from switchgate.errors import ErrorKind, GatewayError, invalid
 from switchgate.providers.base import Target, UpstreamRequest
+from switchgate.providers.capabilities import EmbeddingsResult
 from switchgate.providers.cohere_response import count
 
 EMBED_BATCH_LIMIT: Final = 96
 INPUT_TYPES: Final = frozenset({"search_document", "search_query", "classification", "clustering"})
 DEFAULT_INPUT_TYPE: Final = "search_document"
-
-
-@dataclass(frozen=True, slots=True)
-class CohereEmbeddings:
-    vectors: list[list[float]]
-    input_tokens: int  # 0 when the upstream did not say
 
 
 def input_type(target: Target) -> str:
@@ -39,14 +34,14 @@ def input_type(target: Target) -> str:
     return str(value)
 
 
-def embed_body(texts: list[str], dimensions: int | None, target: Target) -> dict[str, Any]:
+def embed_body(texts: Sequence[str], dimensions: int | None, target: Target) -> dict[str, Any]:
     if not texts:
         raise invalid("input must not be empty", param="input")
     if len(texts) > EMBED_BATCH_LIMIT:
         raise ValueError(f"{len(texts)} texts in one batch (at most {EMBED_BATCH_LIMIT})")
     body: dict[str, Any] = {
         "model": target.upstream_model,
-        "texts": texts,
+        "texts": list(texts),
         "input_type": input_type(target),
         "embedding_types": ["float"],
     }
@@ -56,13 +51,13 @@ def embed_body(texts: list[str], dimensions: int | None, target: Target) -> dict
 
 
 def build_embed_request(
-    texts: list[str], dimensions: int | None, target: Target, url: str, headers: dict[str, str]
+    texts: Sequence[str], dimensions: int | None, target: Target, url: str, headers: dict[str, str]
 ) -> UpstreamRequest:
     body = jsonutil.dumps(embed_body(texts, dimensions, target))
     return UpstreamRequest("POST", url, headers, body)
 
 
-def parse_embed_response(body: bytes) -> CohereEmbeddings:
+def parse_embed_response(body: bytes) -> EmbeddingsResult:
     try:
         data = jsonutil.loads(body)
         embeddings = data["embeddings"]
@@ -75,4 +70,5 @@ def parse_embed_response(body: bytes) -> CohereEmbeddings:
     meta = data.get("meta") if isinstance(data, dict) else None
     billed = meta.get("billed_units") if isinstance(meta, dict) else None
     tokens = billed.get("input_tokens") if isinstance(billed, dict) else None
-    return CohereEmbeddings(vectors, count(tokens, "input_tokens") if tokens else 0)
+    reported = count(tokens, "input_tokens") if tokens is not None else 0
+    return EmbeddingsResult(vectors, reported or None)

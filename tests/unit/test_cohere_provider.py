@@ -28,8 +28,15 @@ from switchgate.core.accumulate import Accumulator
 from switchgate.core.events import Finish, StreamError, StreamEvent
 from switchgate.errors import GatewayError
 from switchgate.providers.base import Target, UpstreamRequest
+from switchgate.providers.capabilities import (
+    ChatProvider,
+    EmbeddingsProvider,
+    NativeDialect,
+    RerankProvider,
+)
 from switchgate.providers.cohere import CohereProvider
 from switchgate.providers.cohere_response import usage_from_body
+from switchgate.providers.registry import provider_kinds
 from switchgate.testing.mock_upstream.cohere_wire import chat_violation, embed_violation
 from tests.unit.test_anthropic_dialect import (
     error_json,
@@ -88,6 +95,17 @@ def _decode(chunks: list[bytes]) -> list[StreamEvent]:
     decoder = PROVIDER.chat_stream_decoder(REQUEST)
     events = [e for chunk in chunks for e in decoder.feed(chunk)]
     return events + decoder.finish()
+
+
+def test_capabilities_and_registry() -> None:
+    kind = provider_kinds()["cohere"]
+    assert isinstance(kind.adapter, CohereProvider)
+    assert kind.chat() is kind.adapter and kind.embeddings() is kind.adapter
+    assert kind.rerank() is kind.adapter and kind.native() is None  # nothing passed through
+    for capability in (ChatProvider, EmbeddingsProvider, RerankProvider):
+        assert isinstance(PROVIDER, capability)
+    assert not isinstance(PROVIDER, NativeDialect)
+    assert kind.default_base_url == "https://api.cohere.com"
 
 
 # --- requests --------------------------------------------------------------------------

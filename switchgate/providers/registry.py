@@ -22,6 +22,7 @@ from switchgate.providers.capabilities import (
     RerankProvider,
     ResponsesProvider,
 )
+from switchgate.providers.cohere import CohereProvider
 from switchgate.providers.gemini import GeminiProvider
 from switchgate.providers.openai import AzureOpenAIProvider, OpenAIProvider
 from switchgate.providers.openai_compatible import PresetProvider
@@ -141,9 +142,9 @@ def provider_kinds() -> Mapping[str, ProviderKind]:
         ProviderKind(
             "cohere",
             "Cohere",
-            RerankAPI("cohere"),
+            CohereProvider(),
             default_base_url="https://api.cohere.com",
-            endpoints=frozenset({RERANK}),
+            endpoints=frozenset({CHAT, EMBEDDINGS, RERANK}),
         ),
         ProviderKind(
             "jina",

@@ -9,6 +9,7 @@ from aiohttp import WSCloseCode, web
 
 from .anthropic import AnthropicMessages
 from .catalog import Catalog
+from .cohere import Cohere
 from .config import MockConfig
 from .control import Control
 from .faults import fault_middleware
@@ -36,6 +37,9 @@ def _add_routes(app: web.Application, state: MockState) -> None:
     router.add_post("/v1/embeddings", embed.embeddings)
     for path in ("/v1/rerank", "/rerank", "/v2/rerank"):
         router.add_post(path, embed.rerank)
+    cohere = Cohere(state)
+    router.add_post("/v2/chat", cohere.chat)
+    router.add_post("/v2/embed", cohere.embed)
     media = OpenAIMedia(state)
     router.add_post("/v1/images/generations", media.generations)
     router.add_post("/v1/images/edits", media.edits)

@@ -1,4 +1,5 @@
 import { api, h, show, panel, table, badge, fail, toast, field, dialog, lines } from "../js/lib.js";
+import { keySummary, openKeys } from "./channel_keys.js";
 
 let KINDS = ["openai", "azure", "anthropic", "gemini"];
 const pairs = obj => Object.entries(obj || {}).map(([k, v]) => `${k}=${v}`).join("\n");
@@ -14,7 +15,8 @@ function channelFields(c = {}) {
     field("Name", h("input", { name: "name", value: c.name || "", required: !editing, readonly: editing })),
     field("Kind", h("select", { name: "kind" }, KINDS.map(k => h("option", { value: k, selected: (c.kind || "openai") === k }, k)))),
     h("label", { class: "wide" }, "Base URL", h("input", { name: "base_url", value: c.base_url || "", placeholder: "https://api.openai.com/v1", required: true })),
-    h("label", { class: "wide" }, "API key", h("input", { name: "api_key", type: "password", autocomplete: "off", placeholder: editing ? `unchanged (${c.key_hint})` : "sk-…", required: !editing })),
+    editing ? null : h("label", { class: "wide" }, "API key", h("input", { name: "api_key", type: "password", autocomplete: "off", placeholder: "sk-…", required: true }),
+      h("span", { class: "small muted" }, "more keys, weights and caps: the channel's Keys button")),
     h("label", { class: "wide" }, "Models (comma or one per line)", h("textarea", { name: "models", rows: 2, required: true }, (c.models || []).join(", "))),
     field("Priority", h("input", { name: "priority", type: "number", value: c.priority ?? 0 }), "higher tiers are tried first"),
     field("Weight", h("input", { name: "weight", type: "number", min: 1, value: c.weight ?? 1 })),
@@ -71,6 +73,7 @@ function live() {
       for (const c of items) {
         document.querySelector(`.live-health[data-id="${c.id}"]`)?.replaceChildren(healthBadge(c));
         document.querySelector(`.last-error[data-id="${c.id}"]`)?.replaceChildren(...lastError(c));
+        document.querySelector(`.key-summary[data-id="${c.id}"]`)?.replaceChildren(...keySummary(c));
       }
     } catch { /* the next tick tries again */ }
   }, 5000);
@@ -93,11 +96,13 @@ async function load() {
     { label: "Tier / weight", class: "num", cell: c => `${c.priority} / ${c.weight}` },
     { label: "Status", cell: c => c.status === "enabled" ? badge("enabled", "ok") : badge("disabled", "off") },
     { label: "Health", cell: c => h("span", { class: "live-health", "data-id": c.id }, healthBadge(c)) },
+    { label: "Keys", cell: c => h("span", { class: "small key-summary", "data-id": c.id }, ...keySummary(c)) },
     { label: "Last error", cell: c => h("span", { class: "small last-error", "data-id": c.id }, ...lastError(c)) },
     { label: "", cell: c => {
       const result = h("div", {});
       return h("div", {}, h("div", { class: "actions" },
         h("button", { class: "small", onclick: () => test(c, result) }, "Test"),
+        h("button", { class: "small", "aria-label": `Keys of ${c.name}`, onclick: () => openKeys(c, () => load().catch(fail)) }, "Keys"),
         h("button", { class: "small", onclick: () => dialog(`Edit ${c.name}`, channelFields(c), async fd => {
           await api("PATCH", `/api/channels/${c.id}`, body(fd)); toast("Saved"); await load();
         }) }, "Edit"),

@@ -25,8 +25,8 @@ from switchgate.observability.channel_errors import ChannelErrors
 from switchgate.observability.logs import AccessLog
 from switchgate.observability.metrics import Metrics
 from switchgate.observability.tracing import Tracing, create_tracing
-from switchgate.providers.base import ChatProvider
-from switchgate.providers.registry import chat_providers
+from switchgate.providers.capabilities import ChatProvider
+from switchgate.providers.registry import ProviderKind, chat_providers, provider_kinds
 from switchgate.ratelimit.memory import MemoryRateLimiter
 from switchgate.ratelimit.meter import TokenMeter, model_rates
 from switchgate.ratelimit.rates import Rate
@@ -59,7 +59,7 @@ class AppState:
     recorder: Recorder
     tokens: TokenCache
     upstream: UpstreamClient
-    providers: Mapping[str, ChatProvider]
+    kinds: Mapping[str, ProviderKind]  # the provider registry (providers/registry.py)
     catalog: Catalog = field(default_factory=Catalog)
     health: Health = field(default_factory=Health)
     keys: KeyPicker = field(default_factory=KeyPicker)
@@ -78,6 +78,10 @@ class AppState:
     config_version: int = -1
     ready: bool = False
     draining: bool = False  # set at SIGTERM: /readyz answers 503 from then on
+    providers: Mapping[str, ChatProvider] = field(init=False)  # chat adapters, by kind
+
+    def __post_init__(self) -> None:
+        self.providers = chat_providers(self.kinds)
 
     @classmethod
     def create(cls, settings: Settings) -> "AppState":
@@ -99,7 +103,7 @@ class AppState:
             recorder=recorder,
             tokens=TokenCache(db, recorder.token_spend),
             upstream=UpstreamClient(settings.timeouts),
-            providers=chat_providers(),
+            kinds=provider_kinds(),
             redis=redis,
             health=Health(
                 Ladder(

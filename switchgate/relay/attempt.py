@@ -27,6 +27,7 @@ from switchgate.catalogue.entries import shipped_catalogue
 from switchgate.errors import ErrorKind, GatewayError
 from switchgate.observability.tracing import describe_attempt
 from switchgate.providers.base import Target, UpstreamRequest
+from switchgate.relay.authorize import authorized
 from switchgate.relay.gate import admit_model
 from switchgate.relay.outcome import Outcome
 from switchgate.relay.upstream import UpstreamResponse, read_all, wait_body
@@ -172,6 +173,8 @@ async def _serve_model(
             key, slot = capped
         try:
             candidate = Candidate(channel, target_for(channel, model, key.key), key.position)
+            if not await run.authorize(candidate, trials):
+                continue
             request = route.build(channel, candidate.target)
             if request is None:
                 continue
@@ -264,6 +267,24 @@ class _Run:
             self.at_cap = taken.wait if self.at_cap is None else min(self.at_cap, taken.wait)
             return None
         return taken
+
+    async def authorize(self, candidate: Candidate, trials: list[str]) -> bool:
+        """Fetch the candidate's credentials when its kind needs that (Authorizer, e.g. an
+        OAuth token); a failure counts against the channel, and the call fails over."""
+        try:
+            candidate.target = await authorized(
+                self.state.kinds, candidate.channel.kind, candidate.target
+            )
+            return True
+        except GatewayError as error:
+            self.last_error = error
+            subject = channel_subject(candidate.channel.id)
+            self.state.health.failure(subject, None, error.message[:200])
+            for other in trials:  # a failed trial re-opens what it was probing
+                if other != subject:
+                    self.state.health.failure(other, None, error.message[:200])
+            self.state.channel_errors.record(candidate.channel.id, error.message)
+            return False
 
     async def send(
         self, candidate: Candidate, request: UpstreamRequest, trials: list[str]

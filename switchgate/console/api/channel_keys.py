@@ -177,7 +177,7 @@ async def _test_key(request: Request, channel: Channel, key: ChannelKey) -> tupl
     state = gw(request)
     result = await probe_channel(
         state.upstream,
-        state.providers,
+        state.kinds,
         replace(channel, api_key=key.key),
         prices=state.catalog.prices,
     )

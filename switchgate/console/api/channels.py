@@ -13,10 +13,10 @@ from switchgate.console.api.channel_keys import (
 )
 from switchgate.console.api.registry import BOOL, INT, STR, STR_LIST, ApiRoute, obj
 from switchgate.console.deps import Actor, ApiError, gw, json_body, path_int
+from switchgate.providers.registry import kind_names
 from switchgate.relay.paid_options import check_paid_options
 from switchgate.relay.probe import probe_channel
 from switchgate.routing.channels import (
-    KNOWN_KINDS,
     load_channels,
     set_channel_status,
     upsert_channel,
@@ -27,7 +27,7 @@ from switchgate.storage.tables import channels
 
 CHANNEL_FIELDS = {
     "name": STR,
-    "kind": {"enum": list(KNOWN_KINDS)},
+    "kind": {"enum": list(kind_names())},
     "base_url": STR,
     "api_key": {**STR, "description": "write-only; leave out when editing to keep the key"},
     "api_keys": KEYS_FIELD,
@@ -52,7 +52,17 @@ async def list_channels(request: Request, actor: Actor) -> dict[str, Any]:
     breakers = state.health.snapshot()
     errors = state.channel_errors.snapshot()
     return {
-        "kinds": list(KNOWN_KINDS),
+        "kinds": list(state.kinds),
+        "kind_details": [
+            {
+                "name": k.name,
+                "label": k.label,
+                "default_base_url": k.default_base_url,
+                "needs_key": k.needs_key,
+                "endpoints": sorted(k.endpoints),
+            }
+            for k in state.kinds.values()
+        ],
         "items": [
             {
                 "id": c.id,
@@ -194,7 +204,7 @@ async def test_channel(request: Request, actor: Actor) -> dict[str, Any]:
     model = (await json_body(request)).get("model")
     result = await probe_channel(
         state.upstream,
-        state.providers,
+        state.kinds,
         found[0],
         prices=state.catalog.prices,
         model=str(model) if model else None,

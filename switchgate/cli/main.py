@@ -115,6 +115,14 @@ def _parser() -> argparse.ArgumentParser:
     cadd.add_argument("--header", action="append", default=[], metavar="NAME=VALUE")
     cadd.add_argument("--api-version", help="Azure api-version")
     cadd.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a setting of the kind's own (docs/providers.md), e.g. vertex: project=P, "
+        "location=us-east5, publisher=anthropic; repeat for several",
+    )
+    cadd.add_argument(
         "--responses",
         action=argparse.BooleanOptionalAction,
         default=None,
@@ -257,6 +265,8 @@ async def _channels_add(ops: Ops, args: argparse.Namespace) -> None:
         extra["api_version"] = args.api_version
     if args.responses is not None:
         extra["responses"] = args.responses
+    for name, value in _pairs(args.option, "--option").items():  # a kind's own settings
+        extra.setdefault(name, value)
     channel_id, created = await ops.add_channel(
         name=args.name,
         kind=args.kind,

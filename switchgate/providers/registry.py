@@ -25,6 +25,7 @@ from switchgate.providers.capabilities import (
 from switchgate.providers.gemini import GeminiProvider
 from switchgate.providers.openai import AzureOpenAIProvider, OpenAIProvider
 from switchgate.providers.rerank import RerankAPI
+from switchgate.providers.vertex import VertexProvider
 
 # The endpoints a kind can serve, and the capability (providers/capabilities.py) each
 # needs of its adapter: chat: ChatProvider; embeddings: EmbeddingsProvider or
@@ -134,6 +135,13 @@ def provider_kinds() -> Mapping[str, ProviderKind]:
             "Google Gemini (AI Studio)",
             GeminiProvider(),
             default_base_url="https://generativelanguage.googleapis.com",
+            endpoints=frozenset({CHAT, EMBEDDINGS}),
+        ),
+        ProviderKind(
+            "vertex",
+            "Google Vertex AI (Gemini, Claude)",
+            VertexProvider(),
+            default_base_url="https://aiplatform.googleapis.com",
             endpoints=frozenset({CHAT, EMBEDDINGS}),
         ),
         ProviderKind(

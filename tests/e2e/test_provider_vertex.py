@@ -5,6 +5,7 @@ openai, anthropic and google-genai SDKs against both publishers (Gemini and Clau
 streamed and not, with a tool round trip, an error in each client's dialect and the
 ledger."""
 
+import asyncio
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -15,6 +16,9 @@ import pytest
 from google import genai
 from google.genai import types
 
+from switchgate.routing.channels import Channel, load_channels
+from switchgate.storage.db import Database
+from switchgate.storage.secrets import SecretBox
 from tests.conftest import Gateway
 from tests.support import (
     Process,
@@ -22,7 +26,9 @@ from tests.support import (
     free_port,
     gateway_env,
     mock_requests,
+    run_cli,
     start_process,
+    wait_for,
 )
 from tests.vertex_support import ServiceAccountKey, make_service_account, register, tokens_issued
 
@@ -134,7 +140,7 @@ def test_openai_sdk_chat_and_ledger(
     )
     assert calls[0]["headers"]["authorization"] == "<redacted>"
     assert account.info["private_key"] not in json.dumps(calls[0])
-    assert gw.balance(email) < before  # billed, and the ledger sums to the balance
+    assert wait_for(lambda: gw.balance(email) < before)  # billed; the ledger sums to it
 
 
 @pytest.mark.parametrize("model", MODELS)
@@ -261,10 +267,9 @@ def test_errors_in_each_dialect(vertex_gateway: Gateway) -> None:
             messages=[{"role": "user", "content": "x [[mock:error=400]]"}],
         )
     assert info.value.body["type"] == "error"  # type: ignore[index]
+    client = _genai(vertex_gateway, token)
     with pytest.raises(genai.errors.ClientError) as gerr:
-        _genai(vertex_gateway, token).models.generate_content(
-            model=CLAUDE, contents="x [[mock:error=400]]"
-        )
+        client.models.generate_content(model=CLAUDE, contents="x [[mock:error=400]]")
     assert gerr.value.code == 400
 
 
@@ -278,15 +283,29 @@ def test_token_fetched_once_for_many_calls(
     assert tokens_issued(mock_upstream.base_url, account) == 1
 
 
-def test_embeddings(vertex_gateway: Gateway) -> None:
-    email, token = vertex_gateway.new_user()
-    before = vertex_gateway.balance(email)
-    clear_mock_requests(vertex_gateway.mock_url)
-    reply = _oai(vertex_gateway, token).embeddings.create(
-        model=EMBED, input=["first text", "second text here"], dimensions=32
+def test_cli_channel_with_options(
+    tmp_path_factory: pytest.TempPathFactory, account: ServiceAccountKey
+) -> None:
+    data_dir = tmp_path_factory.mktemp("vertex-cli")
+    env = gateway_env(data_dir, None)
+    run_cli(
+        env,
+        *("channels", "add", "vx", "--kind", "vertex"),
+        *("--base-url", "https://aiplatform.googleapis.com", "--key", account.key),
+        *("--models", "gemini-2.5-flash", "--option", "location=europe-west4"),
+        *("--option", "project=other-project"),
     )
-    assert [len(d.embedding) for d in reply.data] == [32, 32]
-    assert reply.usage.prompt_tokens == 5
-    calls = [c for c in _vertex_calls(vertex_gateway) if c["path"].endswith(":predict")]
-    assert len(calls) == 2 and all(len(c["json"]["instances"]) == 1 for c in calls)
-    assert vertex_gateway.balance(email) < before
+    listed = run_cli(env, "channels", "list").stdout
+    assert "vx" in listed and "PRIVATE KEY" not in listed
+
+    async def channels() -> list[Channel]:
+        db = Database(f"sqlite+aiosqlite:///{data_dir / 'switchgate.db'}")
+        try:
+            async with db.begin() as conn:
+                return await load_channels(conn, SecretBox.load(None, data_dir))
+        finally:
+            await db.dispose()
+
+    (channel,) = asyncio.run(channels())
+    assert channel.kind == "vertex" and channel.api_key == account.key
+    assert channel.extra == {"location": "europe-west4", "project": "other-project"}

@@ -8,6 +8,7 @@ from typing import Any, Final
 from aiohttp import WSCloseCode, web
 
 from .anthropic import AnthropicMessages
+from .bedrock import BedrockRuntime
 from .catalog import Catalog
 from .config import MockConfig
 from .control import Control
@@ -51,6 +52,10 @@ def _add_routes(app: web.Application, state: MockState) -> None:
         router.add_get(prefix + "/models", catalog.list_models)
         router.add_get(prefix + "/models/{name}", catalog.get_model)
         router.add_post(prefix + "/models/{name}", gemini.action)
+    bedrock = BedrockRuntime(state)
+    router.add_post("/model/{modelId}/converse", bedrock.converse)
+    router.add_post("/model/{modelId}/converse-stream", bedrock.converse_stream)
+    router.add_post("/model/{modelId}/invoke", bedrock.invoke)
     control = Control(state)
     router.add_get("/_mock/requests", control.requests)
     router.add_delete("/_mock/requests", control.clear)

@@ -7,6 +7,7 @@ kind = "openai"            # openai | azure | anthropic | gemini | cohere | jina
 base_url = "https://api.openai.com/v1"
 key_env = "OPENAI_API_KEY" # or: key = "sk-..."
 # or many keys, used in turn by weight: keys = ["sk-1", { key = "sk-2", weight = 3 }]
+# a key may be capped: { key = "sk-3", max_concurrency = 4, rpm = 60 }
 models = ["gpt-4o-mini"]
 priority = 0
 weight = 1
@@ -43,7 +44,7 @@ from switchgate.billing.prices import set_price
 from switchgate.money import per_million_to_unit_price, usd_to_units
 from switchgate.relay.paid_options import check_paid_options
 from switchgate.routing.channels import upsert_channel
-from switchgate.routing.keys import parse_keys
+from switchgate.routing.keys import KeySpec, parse_keys
 from switchgate.routing.limits import check_timeouts
 from switchgate.storage.db import Database
 from switchgate.storage.secrets import SecretBox
@@ -61,10 +62,11 @@ def read_config(path: Path) -> dict[str, Any]:
         raise ConfigError(f"cannot read {path}: {exc}") from exc
 
 
-def _keys(entry: dict[str, Any]) -> list[tuple[str, int]]:
-    """`keys = ["k1", { key = "k2", weight = 3 }]` (many keys), else `key` / `key_env`."""
+def _keys(entry: dict[str, Any]) -> list[KeySpec]:
+    """`keys = ["k1", { key = "k2", weight = 3, max_concurrency = 4, rpm = 60 }]` (many
+    keys), else `key` / `key_env`."""
     if "keys" not in entry:
-        return [(_key(entry), 1)]
+        return [KeySpec(_key(entry))]
     raw = entry["keys"]
     try:
         if not isinstance(raw, list) or not raw:

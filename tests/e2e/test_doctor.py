@@ -44,7 +44,11 @@ def test_a_wrong_upstream_key(tmp_path: Path, mock_upstream: Process) -> None:
     _channel(env, "main", mock_upstream.base_url + "/v1", "sk-wrong-one", "gpt-a")
     code, out = _doctor(env)
     assert code == 1 and "FAIL  channel      main: 401: the upstream rejected the API key" in out
-    assert f"fix: switchgate channels add main --kind openai --base-url {mock_upstream.base_url}/v1 --key NEW_KEY --models gpt-a" in out  # noqa: E501
+    fix = (
+        f"fix: switchgate channels add main --kind openai --base-url {mock_upstream.base_url}/v1"
+        " --key NEW_KEY --models gpt-a"
+    )
+    assert fix in out
     assert "or: switchgate channels disable main" in out and "1 problem found" in out
     assert "sk-wrong-one" not in out
 

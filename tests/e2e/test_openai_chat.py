@@ -282,7 +282,8 @@ def test_metrics_count_requests(gateway: Gateway) -> None:
     text = wait_for(
         lambda: (
             'switchgate_requests_total{channel="mock-openai",code="200",dialect="openai",'
-            'endpoint="chat.completions",model="gpt-mock",status_class="2xx"}' in scrape()
+            'endpoint="chat.completions",model="gpt-mock",status_class="2xx"}'
+            in scrape()
             and scrape()
         )
     )

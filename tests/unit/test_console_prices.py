@@ -89,7 +89,10 @@ def test_a_price_with_nothing_above_zero_charges_nothing() -> None:
     [
         (DALL, ["$0.04 per image", "1024x1024:hd: $0.08 per image"]),
         (Price("t", kind="tts", extra={"per_character": 15_000_000}), ["$15 per 1M characters"]),
-        (Price("w", kind="stt", extra={"per_minute": 6 * U // 1000}), ["$0.006 per minute of audio"]),  # noqa: E501
+        (
+            Price("w", kind="stt", extra={"per_minute": 6 * U // 1000}),
+            ["$0.006 per minute of audio"],
+        ),
         (Price("g", input=1_000_000, output=2_500_000), ["$1 in / $2.5 out per 1M tokens"]),
         (Price("r", kind="rerank", per_request=2 * U // 1000), ["$0.002 per request"]),
         (Price("free", kind="image"), ["no price set"]),

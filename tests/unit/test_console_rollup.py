@@ -41,8 +41,17 @@ async def db(database_url: str) -> AsyncIterator[Database]:
     await database.engine.dispose()
 
 
-def log(at: int, *, user: int = 1, model: str = "m", channel: int | None = 1, status: int = 200,
-        cost: int = 10, latency: int = 100, ttft: int | None = 40) -> dict[str, object]:
+def log(
+    at: int,
+    *,
+    user: int = 1,
+    model: str = "m",
+    channel: int | None = 1,
+    status: int = 200,
+    cost: int = 10,
+    latency: int = 100,
+    ttft: int | None = 40,
+) -> dict[str, object]:
     return {
         "request_id": f"r{at}-{user}-{status}-{latency}", "created_at": at, "user_id": user,
         "model": model, "channel_id": channel, "dialect": "openai", "endpoint": "chat",

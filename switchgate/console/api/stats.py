@@ -118,9 +118,9 @@ async def checklist(request: Request) -> list[dict[str, Any]]:
             sessions.c.playground_token_id.is_not(None)
         )
         own_tokens = await conn.scalar(
-            select(func.count()).select_from(tokens).where(
-                tokens.c.status != "deleted", tokens.c.id.not_in(playground)
-            )
+            select(func.count())
+            .select_from(tokens)
+            .where(tokens.c.status != "deleted", tokens.c.id.not_in(playground))
         )
         tried = await conn.scalar(select(request_logs.c.id).limit(1))
     return [

@@ -3,6 +3,7 @@ ConverseStream (one wire for Anthropic, Llama, Mistral, Nova... models), embeddi
 through InvokeModel (Titan Text Embeddings, Cohere Embed). No client dialect of its own:
 every request is translated. Channel settings: providers/bedrock_auth.py."""
 
+from collections.abc import Sequence
 from typing import Final
 
 from switchgate import jsonutil
@@ -17,8 +18,7 @@ from switchgate.providers.bedrock_auth import (
     signed_headers,
 )
 from switchgate.providers.bedrock_embed import (
-    COHERE_BATCH_LIMIT,
-    EmbeddingsAnswer,
+    TITAN_BATCH_LIMIT,
     batch_limit,
     build_invoke_embeddings,
     parse_invoke_embeddings,
@@ -26,17 +26,17 @@ from switchgate.providers.bedrock_embed import (
 from switchgate.providers.bedrock_request import converse_body
 from switchgate.providers.bedrock_response import classify, parse_converse
 from switchgate.providers.bedrock_stream import BedrockStreamDecoder
+from switchgate.providers.capabilities import EmbeddingsResult
 
 KIND: Final = "bedrock"
 
 
 class BedrockProvider:
     kind = KIND
-    dialect = KIND  # no client speaks it: never passed through
     default_base_url = DEFAULT_BASE_URL
-    # The most texts one call takes (Cohere Embed); `embeddings_batch_limit_for(model)`
-    # is the limit of one model (1 for Titan).
-    embeddings_batch_limit = COHERE_BATCH_LIMIT
+    # Texts per call whatever the model (Titan takes one); `embeddings_batch_limit_for`
+    # gives one model's own limit (96 for Cohere Embed) to a relay that asks per model.
+    embeddings_batch_limit = TITAN_BATCH_LIMIT
 
     def build_chat_request(self, request: ChatRequest, target: Target) -> UpstreamRequest:
         body = jsonutil.dumps(converse_body(request, target.upstream_model))
@@ -63,9 +63,9 @@ class BedrockProvider:
         return batch_limit(model)
 
     def build_embeddings_request(
-        self, texts: list[str], dimensions: int | None, target: Target
+        self, texts: Sequence[str], dimensions: int | None, target: Target
     ) -> UpstreamRequest:
         return build_invoke_embeddings(texts, dimensions, target)
 
-    def parse_embeddings_response(self, body: bytes) -> EmbeddingsAnswer:
+    def parse_embeddings_response(self, body: bytes) -> EmbeddingsResult:
         return parse_invoke_embeddings(body)

@@ -11,24 +11,19 @@ The model id decides the body:
   token count (Bedrock puts it in a response header): the gateway counts the input.
 """
 
-from dataclasses import dataclass
+from collections.abc import Sequence
 from typing import Any, Final
 
 from switchgate import jsonutil
 from switchgate.errors import ErrorKind, GatewayError, invalid
 from switchgate.providers.base import Target, UpstreamRequest
 from switchgate.providers.bedrock_auth import model_url, signed_headers
+from switchgate.providers.capabilities import EmbeddingsResult
 
 TITAN_BATCH_LIMIT: Final = 1
 COHERE_BATCH_LIMIT: Final = 96
 TITAN_V2_DIMENSIONS: Final = (256, 512, 1024)
 COHERE_V4_DIMENSIONS: Final = (256, 512, 1024, 1536)
-
-
-@dataclass(frozen=True, slots=True)
-class EmbeddingsAnswer:
-    vectors: list[list[float]]
-    input_tokens: int  # 0: not reported
 
 
 def is_cohere(model: str) -> bool:
@@ -40,7 +35,7 @@ def batch_limit(model: str) -> int:
     return COHERE_BATCH_LIMIT if is_cohere(model) else TITAN_BATCH_LIMIT
 
 
-def _titan_body(texts: list[str], model: str, dimensions: int | None) -> dict[str, Any]:
+def _titan_body(texts: Sequence[str], model: str, dimensions: int | None) -> dict[str, Any]:
     if len(texts) != 1:
         raise ValueError(f"{len(texts)} texts in one Titan call (one at a time)")
     body: dict[str, Any] = {"inputText": texts[0]}
@@ -56,10 +51,10 @@ def _titan_body(texts: list[str], model: str, dimensions: int | None) -> dict[st
     return body
 
 
-def _cohere_body(texts: list[str], model: str, dimensions: int | None) -> dict[str, Any]:
+def _cohere_body(texts: Sequence[str], model: str, dimensions: int | None) -> dict[str, Any]:
     if len(texts) > COHERE_BATCH_LIMIT:
         raise ValueError(f"{len(texts)} texts in one Cohere call (at most {COHERE_BATCH_LIMIT})")
-    body: dict[str, Any] = {"texts": texts, "input_type": "search_document", "truncate": "NONE"}
+    body: dict[str, Any] = {"texts": list(texts), "input_type": "search_document", "truncate": "NONE"}
     if dimensions is not None:
         if "embed-v4" not in model.lower():
             raise invalid("dimensions is not supported by this model", param="dimensions")
@@ -70,7 +65,7 @@ def _cohere_body(texts: list[str], model: str, dimensions: int | None) -> dict[s
 
 
 def build_invoke_embeddings(
-    texts: list[str], dimensions: int | None, target: Target
+    texts: Sequence[str], dimensions: int | None, target: Target
 ) -> UpstreamRequest:
     if not texts:
         raise invalid("input must not be empty", param="input")
@@ -90,7 +85,7 @@ def _floats(values: Any) -> list[float]:
     return [float(v) for v in values]
 
 
-def parse_invoke_embeddings(body: bytes) -> EmbeddingsAnswer:
+def parse_invoke_embeddings(body: bytes) -> EmbeddingsResult:
     """Vectors (in input order) and input tokens from a Titan or Cohere answer."""
     try:
         data = jsonutil.loads(body)
@@ -99,13 +94,13 @@ def parse_invoke_embeddings(body: bytes) -> EmbeddingsAnswer:
         if "embedding" in data:  # Titan
             tokens = data.get("inputTextTokenCount")
             count = tokens if isinstance(tokens, int) and not isinstance(tokens, bool) else 0
-            return EmbeddingsAnswer([_floats(data["embedding"])], max(0, count))
+            return EmbeddingsResult([_floats(data["embedding"])], count if count > 0 else None)
         embeddings = data["embeddings"]
         if isinstance(embeddings, dict):  # Cohere, by type
             embeddings = embeddings["float"]
         if not isinstance(embeddings, list):
             raise TypeError("embeddings is not a list")
-        return EmbeddingsAnswer([_floats(v) for v in embeddings], 0)
+        return EmbeddingsResult([_floats(v) for v in embeddings], None)
     except (jsonutil.JSONDecodeError, KeyError, TypeError, ValueError) as exc:
         raise GatewayError(
             ErrorKind.UPSTREAM_ERROR, "upstream returned malformed embeddings"

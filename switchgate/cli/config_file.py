@@ -18,6 +18,8 @@ responses = true           # openai kind: also serves the Responses API (passthr
 timeouts = { stream_first_byte = 10, stream_idle = 15 }  # this channel's limits, seconds
 options = { region = "us-east-1" }  # kind-specific settings (bedrock: region; vertex:
                                      # project, location), docs/providers.md
+[fallbacks]                # other models tried in order when a model's channels all fail
+"gpt-5" = ["claude-sonnet-4-5", "gpt-4.1"]   # (docs/routing.md); [] removes them
 [prices."gpt-4o-mini"]     # USD per 1M tokens, as strings or numbers
 input = "0.15"
 output = "0.60"
@@ -45,6 +47,7 @@ from switchgate.billing.media_pricing import media_extra
 from switchgate.billing.prices import set_price
 from switchgate.money import per_million_to_unit_price, usd_to_units
 from switchgate.relay.paid_options import check_paid_options
+from switchgate.routing import fallbacks
 from switchgate.routing.channels import upsert_channel
 from switchgate.routing.keys import KeySpec, parse_keys
 from switchgate.routing.limits import check_timeouts
@@ -103,9 +106,9 @@ def _key(entry: dict[str, Any]) -> str:
         if not value:
             raise ConfigError(f"channel {entry.get('name')!r}: ${entry['key_env']} is not set")
         return value
-    if "key" not in entry:
-        raise ConfigError(f"channel {entry.get('name')!r} needs `key` or `key_env`")
-    return str(entry["key"])
+    # No key: fine for a kind that needs none (a local server); the others are refused
+    # with "a channel needs at least one API key" (routing/channels.py).
+    return str(entry.get("key", ""))
 
 
 def _price(value: Any) -> int:
@@ -135,7 +138,8 @@ async def apply_config(
     config: dict[str, Any],
     step: Callable[[], object] | None = None,
 ) -> list[str]:
-    """Upsert every declared channel and price; returns a line per change for the log.
+    """Upsert every declared channel, price and fallback model; returns a line per change
+    for the log.
     `step()` after each item (the CLI's progress bar)."""
     done: list[str] = []
     async with db.begin() as conn:
@@ -151,8 +155,9 @@ async def apply_config(
                 extra["timeouts"] = check_timeouts(dict(entry["timeouts"]))
             if "paid_options" in entry:
                 extra["paid_options"] = check_paid_options(entry["paid_options"])
-            if "options" in entry:
-                extra.update(channel_options(entry["options"]))
+            options = entry.get("options")  # a kind's own settings (Target.options)
+            if isinstance(options, dict):
+                extra.update({str(k): v for k, v in options.items() if str(k) not in extra})
             _, created = await upsert_channel(
                 conn,
                 box,
@@ -171,6 +176,13 @@ async def apply_config(
             done.append(f"channel {entry['name']} {'created' if created else 'updated'}")
             if step is not None:
                 step()
+        if "fallbacks" in config:
+            try:
+                declared = fallbacks.from_table(config["fallbacks"])
+            except ValueError as exc:
+                raise ConfigError(str(exc)) from exc
+            value = await fallbacks.apply(conn, declared, "config file")
+            done.append(f"fallback models: {value or '(none)'}")
         for model, spec in config.get("prices", {}).items():
             await set_price(
                 conn,

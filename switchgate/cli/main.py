@@ -314,6 +314,8 @@ async def _config(ops: Ops, args: argparse.Namespace) -> None:
         bar.close()
     for line in lines:
         print(line)
+    if "settings" in config:  # process settings: read at start, not applied at run time
+        print("note: [settings] takes effect when a gateway starts with --config this file")
 
 
 HANDLERS: dict[tuple[str, str], Handler] = {

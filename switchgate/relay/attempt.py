@@ -115,14 +115,14 @@ async def attempt(
     no_channel: Callable[[], GatewayError] | None = None,
 ) -> None:
     """Serve the call from `model`'s channels, then from the operator's fallback models
-    for it (settings.routing.fallbacks) when every candidate failed or none could take
-    the prompt's length."""
+    for it (catalog.fallbacks, routing/fallbacks.py) when every candidate failed or none
+    could take the prompt's length."""
     if state.model_rates:  # SWITCHGATE_MODEL_LIMITS (scale-out, docs/scaling.md)
         await admit_model(state, model)
     run = _Run(state, route, model, stream)
     if await _serve_model(run, model, channels, outcome):
         return
-    for fallback in state.settings.routing.fallbacks.get(model, ()):
+    for fallback in state.catalog.fallbacks.get(model, ()):
         fallback_channels = state.catalog.channels_by_model.get(fallback, ())
         if fallback_channels and run.tries < state.settings.routing.max_attempts:
             run.model, run.overflow = fallback, None

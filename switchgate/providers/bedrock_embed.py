@@ -54,7 +54,11 @@ def _titan_body(texts: Sequence[str], model: str, dimensions: int | None) -> dic
 def _cohere_body(texts: Sequence[str], model: str, dimensions: int | None) -> dict[str, Any]:
     if len(texts) > COHERE_BATCH_LIMIT:
         raise ValueError(f"{len(texts)} texts in one Cohere call (at most {COHERE_BATCH_LIMIT})")
-    body: dict[str, Any] = {"texts": list(texts), "input_type": "search_document", "truncate": "NONE"}
+    body: dict[str, Any] = {
+        "texts": list(texts),
+        "input_type": "search_document",
+        "truncate": "NONE",
+    }
     if dimensions is not None:
         if "embed-v4" not in model.lower():
             raise invalid("dimensions is not supported by this model", param="dimensions")

@@ -21,10 +21,16 @@ class Catalog:
     created_at: int = 0
     # What the shipped model catalogue says about served models it knows (by model id).
     limits: Mapping[str, ModelLimits] = field(default_factory=dict)
+    # The operator's fallback models, by model (routing/fallbacks.py).
+    fallbacks: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
 
     @classmethod
     def build(
-        cls, channels: list[Channel], prices: Mapping[str, Price], created_at: int
+        cls,
+        channels: list[Channel],
+        prices: Mapping[str, Price],
+        created_at: int,
+        fallbacks: Mapping[str, tuple[str, ...]] | None = None,
     ) -> "Catalog":
         by_model: dict[str, list[Channel]] = {}
         for channel in channels:
@@ -38,6 +44,7 @@ class Catalog:
             channels=tuple(channels),
             created_at=created_at,
             limits=limits_for(list(by_model), shipped_catalogue()),
+            fallbacks=dict(fallbacks or {}),
         )
 
     def is_served(self, model: str) -> bool:

@@ -12,6 +12,7 @@ from switchgate.catalog import Catalog
 from switchgate.observability.endpoint import start_listener
 from switchgate.observability.sampling import process_exited, sample_metrics
 from switchgate.routing.channels import load_channels
+from switchgate.routing.fallbacks import load as load_fallbacks
 from switchgate.routing.health_redis import share_health
 from switchgate.state import AppState
 from switchgate.storage import migrate
@@ -22,14 +23,16 @@ log = logging.getLogger("switchgate")
 
 
 async def refresh_catalog(state: AppState) -> None:
-    """Reload channels and prices, and forget cached tokens, if the config changed."""
+    """Reload channels, prices and fallback models, and forget cached tokens, if the
+    config changed."""
     version = await state.db.config_version()
     if version == state.config_version:
         return
     async with state.db.connect() as conn:
         channels = await load_channels(conn, state.box)
         prices = await load_prices(conn)
-    state.catalog = Catalog.build(channels, prices, now_ms())
+        fallbacks = await load_fallbacks(conn, state.settings.site_env)
+    state.catalog = Catalog.build(channels, prices, now_ms(), fallbacks)
     state.keys.reloaded()
     state.tokens.clear()
     state.rate_meter.clear()

@@ -3,8 +3,9 @@
 Every variable is optional; the defaults run the gateway on SQLite under ./data.
 """
 
+import json
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -18,17 +19,6 @@ def _float(env: Mapping[str, str], name: str, default: float) -> float:
 def _int(env: Mapping[str, str], name: str, default: int) -> int:
     raw = env.get(name)
     return int(raw) if raw not in (None, "") else default
-
-
-def _fallbacks(raw: str | None) -> dict[str, tuple[str, ...]]:
-    """`model=fallback1,fallback2;model2=...` -> {model: (fallback1, fallback2)}."""
-    out: dict[str, tuple[str, ...]] = {}
-    for part in (raw or "").split(";"):
-        model, sep, rest = part.partition("=")
-        if not sep or not model.strip():
-            continue
-        out[model.strip()] = tuple(m.strip() for m in rest.split(",") if m.strip())
-    return out
 
 
 def _bool(raw: str | None) -> bool | None:
@@ -97,10 +87,9 @@ class RoutingSettings:
     breaker_base_seconds: float = 10.0  # first cool-down (doubles per opening)
     breaker_max_seconds: float = 30.0  # longest cool-down of the ladder
     retry_after_max_seconds: float = 300.0  # longest Retry-After honoured
-    # Operator-declared fallback models: {"gpt-5": ["claude-sonnet-4-5"]}, tried in order
-    # when every channel of the model failed or none could take the prompt's length
-    # (SWITCHGATE_MODEL_FALLBACKS="gpt-5=claude-sonnet-4-5,gpt-4.1;other=...").
-    fallbacks: Mapping[str, Sequence[str]] = field(default_factory=dict)
+    # The operator's fallback models are not a process setting but a site setting, so the
+    # config file, the console and SWITCHGATE_MODEL_FALLBACKS reach every process alike
+    # (routing/fallbacks.py).
 
 
 @dataclass(frozen=True)
@@ -174,7 +163,17 @@ class Settings:
 
     @classmethod
     def from_env(cls, env: Mapping[str, str] | None = None) -> "Settings":
+        """The environment's settings, with the `[settings]` of the config file that
+        `serve --config` was given on top (FILE_SETTINGS_VAR)."""
         env = os.environ if env is None else env
+        settings = cls._env_only(env)
+        from_file = env.get(FILE_SETTINGS_VAR)
+        if from_file:
+            settings = settings.with_overrides(json.loads(from_file))
+        return settings
+
+    @classmethod
+    def _env_only(cls, env: Mapping[str, str]) -> "Settings":
         return cls(
             data_dir=Path(env.get("SWITCHGATE_DATA_DIR") or "data"),
             database_url=env.get("SWITCHGATE_DATABASE_URL", ""),
@@ -204,7 +203,6 @@ class Settings:
                 breaker_base_seconds=_float(env, "SWITCHGATE_BREAKER_BASE_SECONDS", 10.0),
                 breaker_max_seconds=_float(env, "SWITCHGATE_BREAKER_MAX_SECONDS", 30.0),
                 retry_after_max_seconds=_float(env, "SWITCHGATE_RETRY_AFTER_MAX_SECONDS", 300.0),
-                fallbacks=_fallbacks(env.get("SWITCHGATE_MODEL_FALLBACKS")),
             ),
             secret_key=env.get("SWITCHGATE_SECRET_KEY") or None,
             secret_key_previous=tuple(
@@ -237,7 +235,7 @@ class Settings:
             site_env={
                 k[len("SWITCHGATE_") :].lower(): v
                 for k, v in env.items()
-                if k.startswith("SWITCHGATE_") and v != ""
+                if k.startswith("SWITCHGATE_") and v != "" and k != FILE_SETTINGS_VAR
             },
         )
 
@@ -253,8 +251,25 @@ class Settings:
             updates["data_dir"] = Path(updates["data_dir"])
         if "allowed_hosts" in updates:
             updates["allowed_hosts"] = tuple(str(h).lower() for h in updates["allowed_hosts"])
-        if "timeouts" in values:
-            updates["timeouts"] = replace(self.timeouts, **values["timeouts"])
-        if "routing" in values:
-            updates["routing"] = replace(self.routing, **values["routing"])
+        for name in ("timeouts", "routing"):
+            if name in values:
+                updates[name] = _nested(name, getattr(self, name), values[name])
         return replace(self, **updates)
+
+
+def _nested(name: str, current: Any, values: Any) -> Any:
+    """`[settings.timeouts]` / `[settings.routing]` over the current values."""
+    if not isinstance(values, Mapping):
+        raise ValueError(f"[settings.{name}] must be a table")
+    unknown = set(values) - set(current.__dataclass_fields__)
+    if unknown:
+        hint = " (fallback models: a [fallbacks] table)" if "fallbacks" in unknown else ""
+        raise ValueError(
+            f"unknown settings in [settings.{name}]: {', '.join(sorted(unknown))}{hint}"
+        )
+    return replace(current, **values)
+
+
+# `switchgate serve --config FILE` hands the file's [settings] table to the app process
+# (uvicorn's workers build their settings from the environment): as JSON in this variable.
+FILE_SETTINGS_VAR = "SWITCHGATE_FILE_SETTINGS"

@@ -25,8 +25,8 @@ from switchgate.observability.channel_errors import ChannelErrors
 from switchgate.observability.logs import AccessLog
 from switchgate.observability.metrics import Metrics
 from switchgate.observability.tracing import Tracing, create_tracing
-from switchgate.providers.base import ChatProvider
-from switchgate.providers.registry import chat_providers
+from switchgate.providers.capabilities import ChatProvider
+from switchgate.providers.registry import ProviderKind, chat_providers, provider_kinds
 from switchgate.ratelimit.memory import MemoryRateLimiter
 from switchgate.ratelimit.meter import TokenMeter, model_rates
 from switchgate.ratelimit.rates import Rate
@@ -34,6 +34,7 @@ from switchgate.ratelimit.redis import RedisRateLimiter
 from switchgate.relay.upstream import UpstreamClient
 from switchgate.routing.breaker import Ladder
 from switchgate.routing.health import Health
+from switchgate.routing.key_caps import KeyCaps
 from switchgate.routing.keys import KeyPicker
 from switchgate.settings import Settings
 from switchgate.storage.db import Database
@@ -58,10 +59,11 @@ class AppState:
     recorder: Recorder
     tokens: TokenCache
     upstream: UpstreamClient
-    providers: Mapping[str, ChatProvider]
+    kinds: Mapping[str, ProviderKind]  # the provider registry (providers/registry.py)
     catalog: Catalog = field(default_factory=Catalog)
     health: Health = field(default_factory=Health)
     keys: KeyPicker = field(default_factory=KeyPicker)
+    key_caps: KeyCaps = field(default_factory=KeyCaps)  # per-key concurrency / RPM caps
     limiter: MemoryRateLimiter | RedisRateLimiter = field(default_factory=MemoryRateLimiter)
     rate_meter: TokenMeter = field(default_factory=lambda: TokenMeter(MemoryRateLimiter()))
     model_rates: dict[str, Rate] = field(default_factory=dict)  # per-model limits, if any
@@ -76,6 +78,10 @@ class AppState:
     config_version: int = -1
     ready: bool = False
     draining: bool = False  # set at SIGTERM: /readyz answers 503 from then on
+    providers: Mapping[str, ChatProvider] = field(init=False)  # chat adapters, by kind
+
+    def __post_init__(self) -> None:
+        self.providers = chat_providers(self.kinds)
 
     @classmethod
     def create(cls, settings: Settings) -> "AppState":
@@ -97,7 +103,7 @@ class AppState:
             recorder=recorder,
             tokens=TokenCache(db, recorder.token_spend),
             upstream=UpstreamClient(settings.timeouts),
-            providers=chat_providers(),
+            kinds=provider_kinds(),
             redis=redis,
             health=Health(
                 Ladder(
@@ -107,6 +113,7 @@ class AppState:
                     retry_after_max=settings.routing.retry_after_max_seconds,
                 )
             ),
+            key_caps=KeyCaps(redis),
             limiter=limiter,
             rate_meter=TokenMeter(limiter, model_rates(settings.model_limits)),
             model_rates=model_rates(settings.model_limits),

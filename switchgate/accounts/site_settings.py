@@ -1,4 +1,5 @@
-"""Site settings the console changes at run time (sign-up, SMTP, OAuth providers).
+"""Site settings the console changes at run time (sign-up, SMTP, OAuth providers, the
+fallback models of routing/fallbacks.py).
 
 Each value comes from the `site_settings` table when an admin set it there, else from
 the environment (`SWITCHGATE_<KEY>`, e.g. SWITCHGATE_SMTP_HOST), else from its default.
@@ -12,7 +13,8 @@ from typing import Final
 from sqlalchemy import delete, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
-from switchgate.storage.db import now_ms
+from switchgate.routing import fallbacks
+from switchgate.storage.db import bump_config_version, now_ms
 from switchgate.storage.secrets import SecretBox
 from switchgate.storage.tables import site_settings
 
@@ -60,6 +62,11 @@ SPECS: Final = (
     SettingSpec("google_client_id", "Google client id"),
     SettingSpec("google_client_secret", "Google client secret", secret=True),
     SettingSpec("google_issuer", "Google issuer (OpenID discovery)", "https://accounts.google.com"),
+    SettingSpec(
+        fallbacks.SETTING,
+        "Fallback models, tried in order when every channel of a model fails or none can"
+        " take the prompt's length: MODEL=FALLBACK1,FALLBACK2; MODEL2=... (docs/routing.md)",
+    ),
 )
 BY_KEY: Final = {spec.key: spec for spec in SPECS}
 
@@ -106,7 +113,8 @@ async def save(
 ) -> None:
     """Store each change; None (or "" for a secret) removes the stored value, so the
     environment's value or the default applies again."""
-    for key, value in changes.items():
+    for key, given in changes.items():
+        value = given
         spec = BY_KEY.get(key)
         if spec is None:
             raise SettingsError(f"unknown setting {key!r}")
@@ -114,6 +122,10 @@ async def save(
             raise SettingsError(f"{key} must be one of: {', '.join(spec.choices)}")
         if key == "smtp_port" and value and not value.isdigit():
             raise SettingsError("smtp_port must be a number")
+        if key == fallbacks.SETTING:
+            if value is not None:
+                value = fallbacks.normalise(value)
+            await bump_config_version(conn)  # every process reloads its catalogue
         await conn.execute(delete(site_settings).where(site_settings.c.key == key))
         if value is None or (spec.secret and value == ""):
             continue

@@ -9,7 +9,7 @@ from collections.abc import Callable
 from switchgate.billing.prices import load_prices
 from switchgate.cli.ops import Ops
 from switchgate.cli.progress import Progress
-from switchgate.providers.registry import chat_providers
+from switchgate.providers.registry import provider_kinds
 from switchgate.relay.probe import DEFAULT_TIMEOUT, ProbeResult, probe_channel
 from switchgate.relay.upstream import UpstreamClient
 from switchgate.routing.channels import Channel, ChannelError, load_channels
@@ -61,12 +61,12 @@ async def probe_all(
         chosen = [c for c in loaded if c.status == "enabled"]
     client = UpstreamClient(Timeouts(connect=timeout, first_byte=timeout, idle=timeout))
     await client.start()
-    providers = chat_providers()
+    kinds = provider_kinds()
     bar = Progress(len(chosen), "testing channels")
     results = []
     try:
         for c in chosen:
-            probe = probe_channel(client, providers, c, prices=prices, model=model, timeout=timeout)
+            probe = probe_channel(client, kinds, c, prices=prices, model=model, timeout=timeout)
             results.append((c, await probe))
             bar.advance(note=c.name)
     finally:

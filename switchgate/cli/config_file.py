@@ -7,6 +7,7 @@ kind = "openai"            # openai | azure | anthropic | gemini | cohere | jina
 base_url = "https://api.openai.com/v1"
 key_env = "OPENAI_API_KEY" # or: key = "sk-..."
 # or many keys, used in turn by weight: keys = ["sk-1", { key = "sk-2", weight = 3 }]
+# a key may be capped: { key = "sk-3", max_concurrency = 4, rpm = 60 }
 models = ["gpt-4o-mini"]
 priority = 0
 weight = 1
@@ -15,6 +16,8 @@ headers = { "X-Org" = "abc" }
 responses = true           # openai kind: also serves the Responses API (passthrough);
                            # default: on for api.openai.com, off for other base URLs
 timeouts = { stream_first_byte = 10, stream_idle = 15 }  # this channel's limits, seconds
+[fallbacks]                # other models tried in order when a model's channels all fail
+"gpt-5" = ["claude-sonnet-4-5", "gpt-4.1"]   # (docs/routing.md); [] removes them
 [prices."gpt-4o-mini"]     # USD per 1M tokens, as strings or numbers
 input = "0.15"
 output = "0.60"
@@ -42,8 +45,9 @@ from switchgate.billing.media_pricing import media_extra
 from switchgate.billing.prices import set_price
 from switchgate.money import per_million_to_unit_price, usd_to_units
 from switchgate.relay.paid_options import check_paid_options
+from switchgate.routing import fallbacks
 from switchgate.routing.channels import upsert_channel
-from switchgate.routing.keys import parse_keys
+from switchgate.routing.keys import KeySpec, parse_keys
 from switchgate.routing.limits import check_timeouts
 from switchgate.storage.db import Database
 from switchgate.storage.secrets import SecretBox
@@ -61,10 +65,11 @@ def read_config(path: Path) -> dict[str, Any]:
         raise ConfigError(f"cannot read {path}: {exc}") from exc
 
 
-def _keys(entry: dict[str, Any]) -> list[tuple[str, int]]:
-    """`keys = ["k1", { key = "k2", weight = 3 }]` (many keys), else `key` / `key_env`."""
+def _keys(entry: dict[str, Any]) -> list[KeySpec]:
+    """`keys = ["k1", { key = "k2", weight = 3, max_concurrency = 4, rpm = 60 }]` (many
+    keys), else `key` / `key_env`."""
     if "keys" not in entry:
-        return [(_key(entry), 1)]
+        return [KeySpec(_key(entry))]
     raw = entry["keys"]
     try:
         if not isinstance(raw, list) or not raw:
@@ -112,7 +117,8 @@ async def apply_config(
     config: dict[str, Any],
     step: Callable[[], object] | None = None,
 ) -> list[str]:
-    """Upsert every declared channel and price; returns a line per change for the log.
+    """Upsert every declared channel, price and fallback model; returns a line per change
+    for the log.
     `step()` after each item (the CLI's progress bar)."""
     done: list[str] = []
     async with db.begin() as conn:
@@ -146,6 +152,13 @@ async def apply_config(
             done.append(f"channel {entry['name']} {'created' if created else 'updated'}")
             if step is not None:
                 step()
+        if "fallbacks" in config:
+            try:
+                declared = fallbacks.from_table(config["fallbacks"])
+            except ValueError as exc:
+                raise ConfigError(str(exc)) from exc
+            value = await fallbacks.apply(conn, declared, "config file")
+            done.append(f"fallback models: {value or '(none)'}")
         for model, spec in config.get("prices", {}).items():
             await set_price(
                 conn,

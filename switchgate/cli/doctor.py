@@ -15,7 +15,7 @@ from sqlalchemy.engine import make_url
 
 from switchgate.billing.pricing import Price
 from switchgate.cli.progress import Progress
-from switchgate.providers.registry import chat_providers
+from switchgate.providers.registry import RERANK, ProviderKind, provider_kinds
 from switchgate.relay.probe import ProbeResult, probe_channel
 from switchgate.relay.upstream import UpstreamClient
 from switchgate.routing.channels import Channel, load_channels
@@ -125,13 +125,16 @@ def channel_fix(channel: Channel, result: ProbeResult) -> str:
     return f"switchgate channels test {channel.name}   (again later)\nor: {disable}"
 
 
-def price_fix(model: str, channel: Channel) -> str:
-    if channel.kind in ("cohere", "jina"):
+def price_fix(model: str, channel: Channel, kinds: Mapping[str, ProviderKind]) -> str:
+    kind = kinds.get(channel.kind)
+    if kind is not None and kind.endpoints == frozenset({RERANK}):
         return f"switchgate prices set {model} --kind rerank --per-request USD"
     return f"switchgate prices set {model} --input USD_PER_1M --output USD_PER_1M"
 
 
-def check_prices(enabled: list[Channel], prices: Mapping[str, Price]) -> list[Finding]:
+def check_prices(
+    enabled: list[Channel], prices: Mapping[str, Price], kinds: Mapping[str, ProviderKind]
+) -> list[Finding]:
     missing: dict[str, Channel] = {}
     for channel in enabled:
         for model in channel.models:
@@ -145,7 +148,7 @@ def check_prices(enabled: list[Channel], prices: Mapping[str, Price]) -> list[Fi
             "prices",
             False,
             f"model '{model}' (channel {channel.name}) has no price: clients get 404",
-            price_fix(model, channel),
+            price_fix(model, channel, kinds),
         )
         for model, channel in missing.items()
     ]
@@ -172,12 +175,12 @@ async def check_channels(
         return [Finding("channels", False, "no enabled channel: nothing can be served", fix)]
     client = UpstreamClient(Timeouts(connect=timeout, first_byte=timeout, idle=timeout))
     await client.start()
-    providers = chat_providers()
+    kinds = provider_kinds()
     found: list[Finding] = []
     bar = Progress(len(enabled), "testing channels")
     try:
         for channel in enabled:
-            r = await probe_channel(client, providers, channel, prices=prices, timeout=timeout)
+            r = await probe_channel(client, kinds, channel, prices=prices, timeout=timeout)
             bar.advance(note=channel.name)
             label = f"{r.call} {r.model} in {r.latency_ms} ms"
             if r.outcome == "failed":
@@ -188,7 +191,7 @@ async def check_channels(
     finally:
         bar.close()
         await client.close()
-    return found + check_prices(enabled, prices)
+    return found + check_prices(enabled, prices, kinds)
 
 
 async def diagnose_all(settings: Settings, timeout: float = 10.0) -> list[Finding]:

@@ -25,7 +25,7 @@ from switchgate.cli.progress import Progress
 from switchgate.cli.secret_key import add_secret_key_commands, run_secret_key
 from switchgate.money import MoneyError, format_usd_exact, usd_to_units
 from switchgate.routing.channels import ChannelError
-from switchgate.routing.keys import parse_keys
+from switchgate.routing.keys import KeySpec, parse_keys
 from switchgate.settings import Settings
 from switchgate.storage import migrate
 from switchgate.storage.db import Database
@@ -272,7 +272,7 @@ async def _channels_add(ops: Ops, args: argparse.Namespace) -> None:
     print(f"channel {args.name} (id {channel_id}) {'created' if created else 'updated'}")
 
 
-def _cli_keys(keys: list[str], weights: str | None) -> list[tuple[str, int]]:
+def _cli_keys(keys: list[str], weights: str | None) -> list[KeySpec]:
     values = [w.strip() for w in weights.split(",")] if weights else ["1"] * len(keys)
     if len(values) != len(keys) or not all(v.isdigit() and int(v) >= 1 for v in values):
         raise ChannelError("--key-weights needs one whole number >= 1 per --key")
@@ -304,6 +304,8 @@ async def _config(ops: Ops, args: argparse.Namespace) -> None:
         bar.close()
     for line in lines:
         print(line)
+    if "settings" in config:  # process settings: read at start, not applied at run time
+        print("note: [settings] takes effect when a gateway starts with --config this file")
 
 
 HANDLERS: dict[tuple[str, str], Handler] = {
@@ -325,6 +327,7 @@ HANDLERS: dict[tuple[str, str], Handler] = {
     ("channels", "keys"): run_channel_keys,
     ("channels", "key-enable"): run_channel_keys,
     ("channels", "key-disable"): run_channel_keys,
+    ("channels", "key-limit"): run_channel_keys,
     ("prices", "set"): run_prices,
     ("prices", "list"): run_prices,
     ("redemptions", "generate"): generate_codes,

@@ -2,6 +2,7 @@
 
 import asyncio
 import contextlib
+import json
 import logging
 import math
 import os
@@ -19,7 +20,7 @@ from switchgate.accounts.bootstrap import ensure_admin
 from switchgate.cli.config_file import apply_config, read_config
 from switchgate.cli.worker_tuning import tune_worker
 from switchgate.observability.logs import configure_logging
-from switchgate.settings import Settings
+from switchgate.settings import FILE_SETTINGS_VAR, Settings
 from switchgate.storage import migrate
 from switchgate.storage.db import Database
 from switchgate.storage.secrets import SecretBox
@@ -58,6 +59,8 @@ def serve(
     parsed = read_config(config) if config else None
     if parsed and "settings" in parsed:
         settings = settings.with_overrides(parsed["settings"])
+        # the app (each uvicorn worker) builds its settings from the environment
+        os.environ[FILE_SETTINGS_VAR] = json.dumps(parsed["settings"], default=str)
     host = host or settings.host
     port = port or settings.port
     asyncio.run(_prepare(settings, parsed))

@@ -21,7 +21,7 @@ from switchgate.core.response import FinishReason
 from switchgate.core.usage import Usage, reported_count
 from switchgate.errors import ErrorKind, GatewayError
 from switchgate.providers.meters import BlockMeter, usage_key_pattern
-from switchgate.providers.sse import SSEEvent, SSEParser
+from switchgate.providers.sse import UNFINISHED, SSEEvent, SSEParser
 
 FINISH_REASONS: Final[dict[str, FinishReason]] = {
     "end_turn": FinishReason.STOP,
@@ -137,7 +137,7 @@ class AnthropicStreamDecoder:
             self._event(event, out)
         if not self._done:
             self._done = True
-            error = GatewayError(ErrorKind.UPSTREAM_ERROR, "upstream stream ended unexpectedly")
+            error = GatewayError(ErrorKind.UPSTREAM_ERROR, UNFINISHED)  # no message_stop
             out.append(StreamError(error))
         return out
 

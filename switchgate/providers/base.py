@@ -1,15 +1,14 @@
-"""The contracts every provider adapter fulfils. Providers never do network I/O:
-the relay sends the UpstreamRequest they build and feeds them what comes back."""
+"""The data every provider adapter works with: where a call goes (Target), what it sends
+(UpstreamRequest), and the per-stream readers. Providers never do network I/O: the
+relay sends the UpstreamRequest they build and feeds them what comes back. What an
+adapter can do is in providers/capabilities.py, the list of kinds in registry.py."""
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from switchgate.core.events import StreamEvent
-from switchgate.core.request import ChatRequest
-from switchgate.core.response import ChatResponse
 from switchgate.core.usage import Usage
-from switchgate.errors import GatewayError
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,38 +62,3 @@ class UsageMeter(Protocol):
         1`): the relay then bills the larger of it and the tokenizer's count of the text
         delivered, marked estimated."""
         ...
-
-
-class ChatProvider(Protocol):
-    """A provider that serves chat. `kind` is the channel kind; `dialect` is the name of
-    the client dialect it speaks natively (same-dialect traffic is passed through)."""
-
-    kind: str
-    dialect: str
-
-    def build_chat_request(self, request: ChatRequest, target: Target) -> UpstreamRequest: ...
-
-    def parse_chat_response(self, body: bytes, request: ChatRequest) -> ChatResponse: ...
-
-    def chat_stream_decoder(self, request: ChatRequest) -> StreamDecoder: ...
-
-    def classify_error(self, status: int, body: bytes) -> GatewayError: ...
-
-    def build_passthrough(
-        self,
-        body: dict[str, Any],
-        target: Target,
-        headers: Mapping[str, str],
-        raw: bytes | None = None,
-    ) -> UpstreamRequest:
-        """Forward a same-dialect body with only the model (and, for streams, usage
-        reporting) rewritten. `headers` are the client's, lower-cased, for the few
-        that pass through (e.g. anthropic-beta). `raw`, the bytes `body` was parsed
-        from, is forwarded as it is when nothing changes (providers/forward.py)."""
-        ...
-
-    def usage_from_body(self, body: bytes) -> Usage | None:
-        """Usage from a non-streamed native response body."""
-        ...
-
-    def usage_meter(self) -> UsageMeter: ...

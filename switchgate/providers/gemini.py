@@ -13,7 +13,7 @@ import base64
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
-from urllib.parse import quote, unquote_to_bytes
+from urllib.parse import unquote_to_bytes
 
 from switchgate import jsonutil
 from switchgate.core.content import (
@@ -33,7 +33,11 @@ from switchgate.core.usage import Usage
 from switchgate.dialects.gemini_generate.encode import model_parts
 from switchgate.errors import GatewayError, invalid
 from switchgate.providers.base import StreamDecoder, Target, UpstreamRequest, UsageMeter
+from switchgate.providers.capabilities import EmbeddingsResult
+from switchgate.providers.embed_batches import GEMINI_BATCH_LIMIT
 from switchgate.providers.forward import forward_json
+from switchgate.providers.gemini_address import action_url, model_path, request_headers
+from switchgate.providers.gemini_embed import build_embed_request, parse_embed_response
 from switchgate.providers.gemini_schema import clean_schema
 from switchgate.providers.gemini_stream import (
     GeminiStreamDecoder,
@@ -59,36 +63,8 @@ EFFORT_BUDGET: Final[dict[str, int]] = {
 }
 _IMAGE_EXT: Final = {"png": "image/png", "gif": "image/gif", "webp": "image/webp"}
 _AUDIO_MIME: Final = {"mp3": "audio/mpeg", "wav": "audio/wav"}
-_VERSIONED: Final = re.compile(r"/v\d+(?:alpha|beta)?\d*$")
 
 _OUTPUT_PARTS: Final = (TextPart, ToolCallPart, ThinkingPart)
-
-
-# ---------------------------------------------------------------- addresses
-
-
-def api_root(target: Target) -> str:
-    """`{base}/v1beta` (or `api_version`), tolerating a trailing slash or a versioned base."""
-    base = target.base_url.rstrip("/")
-    return base if _VERSIONED.search(base) else f"{base}/{target.api_version or 'v1beta'}"
-
-
-def model_path(model: str) -> str:
-    name = model if model.startswith(("models/", "tunedModels/")) else f"models/{model}"
-    return quote(name, safe="/-._~@")
-
-
-def action_url(target: Target, action: str) -> str:
-    url = f"{api_root(target)}/{model_path(target.upstream_model)}:{action}"
-    return url + "?alt=sse" if action == "streamGenerateContent" else url
-
-
-def request_headers(target: Target) -> dict[str, str]:
-    return {
-        "content-type": "application/json",
-        "x-goog-api-key": target.api_key,
-        **target.extra_headers,
-    }
 
 
 # ---------------------------------------------------------------- contents
@@ -360,10 +336,12 @@ def _retarget(body: Mapping[str, Any], upstream_model: str) -> dict[str, Any]:
 
 
 class GeminiProvider:
-    """Implements providers.base.ChatProvider for the Gemini Developer API."""
+    """The Gemini Developer API: ChatProvider, NativeDialect ("gemini") and
+    EmbeddingsProvider (`:batchEmbedContents`) of providers.capabilities."""
 
     kind = "gemini"
     dialect = "gemini"
+    embeddings_batch_limit = GEMINI_BATCH_LIMIT
 
     def build_chat_request(self, request: ChatRequest, target: Target) -> UpstreamRequest:
         action = "streamGenerateContent" if request.stream else "generateContent"
@@ -400,3 +378,12 @@ class GeminiProvider:
 
     def usage_meter(self) -> UsageMeter:
         return GeminiUsageMeter()
+
+    def build_embeddings_request(
+        self, texts: Sequence[str], dimensions: int | None, target: Target
+    ) -> UpstreamRequest:
+        return build_embed_request(list(texts), target, dimensions)
+
+    def parse_embeddings_response(self, body: bytes) -> EmbeddingsResult:
+        # batchEmbedContents reports no token counts: the relay counts them.
+        return EmbeddingsResult(parse_embed_response(body), None)

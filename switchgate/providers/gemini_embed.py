@@ -6,7 +6,7 @@ from switchgate import jsonutil
 from switchgate.errors import ErrorKind, GatewayError, invalid
 from switchgate.providers.base import Target, UpstreamRequest
 from switchgate.providers.embed_batches import GEMINI_BATCH_LIMIT
-from switchgate.providers.gemini import action_url, model_path, request_headers
+from switchgate.providers.gemini_address import action_url, model_path, request_headers
 
 
 def build_embed_request(

@@ -30,7 +30,7 @@ from switchgate.core.usage import Usage, reported_count
 from switchgate.dialects.gemini_generate.parts import get_field, part_to_core, synth_call_id
 from switchgate.errors import ErrorKind, GatewayError
 from switchgate.providers.meters import BlockMeter, usage_key_pattern
-from switchgate.providers.sse import SSEParser
+from switchgate.providers.sse import UNFINISHED, SSEParser
 
 _FILTERED: Final = frozenset({"SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII"})
 _KEY_PATTERNS: Final = (
@@ -274,6 +274,10 @@ class GeminiStreamDecoder:
             return [*events, StreamError(error)]
         if self._blocked and self._finish is None:
             events.append(Finish(FinishReason.CONTENT_FILTER))
+        elif self._finish is None:  # no candidate finished: the upstream stopped mid-answer
+            if self._usage is not None:
+                events.append(UsageUpdate(self._usage))
+            return [*events, StreamError(GatewayError(ErrorKind.UPSTREAM_ERROR, UNFINISHED))]
         else:
             events.append(Finish(gemini_finish(self._finish, self._calls > 0)))
         if self._usage is not None:

@@ -1,15 +1,20 @@
-"""The OpenAI Chat Completions provider (kind "openai") and Azure OpenAI (kind "azure").
+"""The OpenAI provider (kind "openai": OpenAI and OpenAI-compatible servers) and Azure
+OpenAI (kind "azure").
 
 Both speak the O wire format natively, so O clients are passed through (`build_passthrough`)
 and everyone else goes through the IR (`build_chat_request` / `parse_chat_response` /
 `chat_stream_decoder`). See openai_request.py, openai_response.py and openai_stream.py.
+Both serve OpenAI's media endpoints as they are (`openai_url`, `auth_headers`); kind
+"openai" also serves rerank (`{base}/rerank`), Responses and Realtime.
 """
 
 from collections.abc import Mapping
-from typing import Any
-from urllib.parse import quote
+from functools import lru_cache
+from typing import Any, Final
+from urllib.parse import quote, urlsplit
 
 from switchgate.core.request import ChatRequest
+from switchgate.core.rerank import RerankRequest, RerankResult
 from switchgate.core.response import ChatResponse
 from switchgate.core.usage import Usage
 from switchgate.errors import GatewayError
@@ -22,20 +27,56 @@ from switchgate.providers.openai_response import (
     parse_openai_response,
     usage_from_openai,
 )
+from switchgate.providers.openai_responses import build_responses_passthrough
 from switchgate.providers.openai_stream import OpenAIStreamDecoder, OpenAIUsageMeter
+from switchgate.providers.rerank import RerankAPI
+
+RESPONSES_OPTION: Final = "responses"  # channel extra: the upstream serves POST {base}/responses
+OFFICIAL_OPENAI_HOST: Final = "api.openai.com"  # serves it unless the operator says otherwise
 
 
-class OpenAIProvider:
-    """Implements providers.base.ChatProvider for OpenAI and OpenAI-compatible servers.
+def serves_responses(base_url: str, options: Mapping[str, Any]) -> bool:
+    """Whether `/v1/responses` goes natively to an OpenAI channel: as the operator declared
+    (`responses = true/false`, `--[no-]responses`), else on for the official OpenAI API
+    (so Codex works out of the box there) and off for other OpenAI-compatible servers,
+    most of which lack `/responses`."""
+    declared = options.get(RESPONSES_OPTION)
+    if isinstance(declared, bool):
+        return declared
+    return _official_openai(base_url)
+
+
+@lru_cache(maxsize=256)
+def _official_openai(base_url: str) -> bool:
+    return urlsplit(base_url).hostname == OFFICIAL_OPENAI_HOST
+
+
+def realtime_url(base_url: str, upstream_model: str) -> str:
+    """`{base}/realtime?model=M` with the scheme made ws(s)."""
+    base = base_url.rstrip("/")
+    if base.startswith("https://"):
+        base = "wss://" + base[len("https://") :]
+    elif base.startswith("http://"):
+        base = "ws://" + base[len("http://") :]
+    return f"{base}/realtime?model={quote(upstream_model, safe='')}"
+
+
+class OpenAIWire:
+    """The O wire format at an address: chat (ChatProvider), passthrough of O clients
+    (NativeDialect) and OpenAI's media endpoints as they are (OpenAIShaped).
 
     `Target.base_url` is what the OpenAI SDK takes, e.g. `https://api.openai.com/v1`.
+    Subclasses change the address (`openai_url`) and the auth header (`auth_headers`).
     """
 
     kind = "openai"
     dialect = "openai"
 
+    def openai_url(self, target: Target, path: str) -> str:
+        return f"{target.base_url.rstrip('/')}/{path}"
+
     def chat_url(self, target: Target) -> str:
-        return target.base_url.rstrip("/") + "/chat/completions"
+        return self.openai_url(target, "chat/completions")
 
     def auth_headers(self, target: Target) -> dict[str, str]:
         return {"authorization": f"Bearer {target.api_key}"}
@@ -96,7 +137,41 @@ class OpenAIProvider:
         return OpenAIUsageMeter()
 
 
-class AzureOpenAIProvider(OpenAIProvider):
+class OpenAIProvider(OpenAIWire):
+    """Kind "openai": OpenAI and OpenAI-compatible servers. Besides the O wire format,
+    rerank at `{base}/rerank` (vLLM, TEI, Infinity...), native Responses where the
+    channel serves it, and the Realtime WebSocket."""
+
+    kind = "openai"
+
+    def __init__(self) -> None:
+        self._rerank = RerankAPI("openai")
+
+    # RerankProvider
+    def build_rerank_request(self, request: RerankRequest, target: Target) -> UpstreamRequest:
+        return self._rerank.build_rerank_request(request, target)
+
+    def parse_rerank_response(self, body: bytes, request: RerankRequest) -> RerankResult:
+        return self._rerank.parse_rerank_response(body, request)
+
+    # ResponsesProvider
+    def serves_responses(self, base_url: str, options: Mapping[str, Any]) -> bool:
+        return serves_responses(base_url, options)
+
+    def build_responses_request(
+        self, body: dict[str, Any], target: Target, raw: bytes | None = None
+    ) -> UpstreamRequest:
+        return build_responses_passthrough(body, target, raw)
+
+    # RealtimeProvider
+    def realtime_url(self, target: Target) -> str:
+        return realtime_url(target.base_url, target.upstream_model)
+
+    def realtime_headers(self, target: Target) -> dict[str, str]:
+        return {**self.auth_headers(target), **target.extra_headers}
+
+
+class AzureOpenAIProvider(OpenAIWire):
     """Azure OpenAI: the same wire format, a per-deployment URL and an `api-key` header.
 
     `Target.base_url` is the resource endpoint, e.g. `https://NAME.openai.azure.com`;
@@ -106,12 +181,12 @@ class AzureOpenAIProvider(OpenAIProvider):
     kind = "azure"
     default_api_version = "2024-10-21"
 
-    def chat_url(self, target: Target) -> str:
+    def openai_url(self, target: Target, path: str) -> str:
         deployment = quote(target.upstream_model, safe="")
         version = quote(target.api_version or self.default_api_version, safe="")
         return (
             f"{target.base_url.rstrip('/')}/openai/deployments/{deployment}"
-            f"/chat/completions?api-version={version}"
+            f"/{path}?api-version={version}"
         )
 
     def auth_headers(self, target: Target) -> dict[str, str]:

@@ -8,8 +8,9 @@ Decoder rules (protocols §1.5):
   argument fragments seen before the name are held back until then;
 - `finish_reason` -> Finish (once); a non-null `usage` -> UsageUpdate when it changed;
 - `data: {"error": ...}` -> StreamError and nothing after it; `[DONE]` ends the stream;
-- finish(): Finish(STOP, or TOOL_CALLS after tool calls) if none came, or a StreamError
-  if no chunk came at all.
+- finish(): Finish(STOP, or TOOL_CALLS after tool calls) if [DONE] came without a
+  finish_reason; a StreamError if no chunk came at all, or if neither came (the upstream
+  closed the stream mid-answer).
 """
 
 from dataclasses import dataclass, field
@@ -36,7 +37,7 @@ from switchgate.providers.openai_response import (
     new_call_id,
     usage_from_openai,
 )
-from switchgate.providers.sse import SSEParser
+from switchgate.providers.sse import UNFINISHED, SSEParser
 
 
 @dataclass
@@ -75,6 +76,11 @@ class OpenAIStreamDecoder:
             return events
         if not self._started:
             error = GatewayError(ErrorKind.UPSTREAM_ERROR, "upstream stream ended without data")
+            self._failed = True
+            return [*events, StreamError(error)]
+        if not self._finished and not self._ended:
+            # neither a finish_reason nor [DONE]: the upstream stopped mid-answer
+            error = GatewayError(ErrorKind.UPSTREAM_ERROR, UNFINISHED)
             self._failed = True
             return [*events, StreamError(error)]
         if not self._finished:

@@ -1,17 +1,165 @@
-"""The one list of provider kinds. Adding a provider: a module and one line here."""
+"""The one list of provider kinds (a channel's `kind`): what each is called, its adapter
+object, and which endpoints it serves. Adding a kind: its adapter module(s) and one
+entry in `provider_kinds()` (docs/adding-a-provider.md).
+
+The registry is built once at start-up and hangs off AppState (`state.kinds`); the
+CLI's offline commands build their own. Nothing here is module-level mutable state: an
+adapter may keep a cache (an access token), so every call builds fresh adapters.
+"""
 
 from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Final
 
 from switchgate.providers.anthropic import AnthropicProvider
-from switchgate.providers.base import ChatProvider
+from switchgate.providers.capabilities import (
+    Authorizer,
+    ChatProvider,
+    EmbeddingsProvider,
+    NativeDialect,
+    OpenAIShaped,
+    RealtimeProvider,
+    RerankProvider,
+    ResponsesProvider,
+)
 from switchgate.providers.gemini import GeminiProvider
 from switchgate.providers.openai import AzureOpenAIProvider, OpenAIProvider
+from switchgate.providers.rerank import RerankAPI
+
+# The endpoints a kind can serve, and the capability (providers/capabilities.py) each
+# needs of its adapter: chat: ChatProvider; embeddings: EmbeddingsProvider or
+# OpenAIShaped; images, audio, completions: OpenAIShaped; rerank: RerankProvider;
+# responses: ResponsesProvider; realtime: RealtimeProvider.
+CHAT: Final = "chat"
+EMBEDDINGS: Final = "embeddings"
+IMAGES: Final = "images"
+AUDIO: Final = "audio"
+COMPLETIONS: Final = "completions"
+RERANK: Final = "rerank"
+RESPONSES: Final = "responses"
+REALTIME: Final = "realtime"
+ENDPOINTS: Final = frozenset(
+    {CHAT, EMBEDDINGS, IMAGES, AUDIO, COMPLETIONS, RERANK, RESPONSES, REALTIME}
+)
+OPENAI_MEDIA: Final = frozenset({EMBEDDINGS, IMAGES, AUDIO, COMPLETIONS})
 
 
-def chat_providers() -> Mapping[str, ChatProvider]:
-    return {
-        "openai": OpenAIProvider(),
-        "azure": AzureOpenAIProvider(),
-        "anthropic": AnthropicProvider(),
-        "gemini": GeminiProvider(),
-    }
+@dataclass(frozen=True, slots=True)
+class ProviderKind:
+    """One channel kind. `adapter` implements the capabilities its `endpoints` need
+    (checked by tests/unit/test_provider_conformance.py); the accessors below return it
+    as the capability the relay asks for, or None when the kind doesn't serve that."""
+
+    name: str  # the channel's `kind`
+    label: str  # for people (the console's kind list)
+    adapter: object
+    default_base_url: str = ""  # what `base_url` usually is ("" = the operator's own)
+    needs_key: bool = True  # False: a local server that takes no API key
+    endpoints: frozenset[str] = frozenset({CHAT})
+
+    def __post_init__(self) -> None:
+        unknown = self.endpoints - ENDPOINTS
+        if unknown:
+            raise ValueError(f"kind {self.name!r}: unknown endpoints {sorted(unknown)}")
+
+    def serves(self, endpoint: str) -> bool:
+        return endpoint in self.endpoints
+
+    def chat(self) -> ChatProvider | None:
+        adapter = self.adapter
+        return adapter if CHAT in self.endpoints and isinstance(adapter, ChatProvider) else None
+
+    def native(self) -> NativeDialect | None:
+        """The adapter as a passthrough target for clients of its own dialect."""
+        adapter = self.adapter
+        return adapter if CHAT in self.endpoints and isinstance(adapter, NativeDialect) else None
+
+    def embeddings(self) -> EmbeddingsProvider | None:
+        """Translated embeddings (None for kinds that pass OpenAI's through: openai_shaped)."""
+        adapter = self.adapter
+        served = EMBEDDINGS in self.endpoints
+        return adapter if served and isinstance(adapter, EmbeddingsProvider) else None
+
+    def openai_shaped(self, endpoint: str) -> OpenAIShaped | None:
+        """The adapter for OpenAI's own `endpoint` (embeddings, images, audio,
+        completions) passed through as it is."""
+        adapter = self.adapter
+        served = endpoint in OPENAI_MEDIA and endpoint in self.endpoints
+        return adapter if served and isinstance(adapter, OpenAIShaped) else None
+
+    def rerank(self) -> RerankProvider | None:
+        adapter = self.adapter
+        served = RERANK in self.endpoints
+        return adapter if served and isinstance(adapter, RerankProvider) else None
+
+    def responses(self) -> ResponsesProvider | None:
+        adapter = self.adapter
+        served = RESPONSES in self.endpoints
+        return adapter if served and isinstance(adapter, ResponsesProvider) else None
+
+    def realtime(self) -> RealtimeProvider | None:
+        adapter = self.adapter
+        served = REALTIME in self.endpoints
+        return adapter if served and isinstance(adapter, RealtimeProvider) else None
+
+    def authorizer(self) -> Authorizer | None:
+        adapter = self.adapter
+        return adapter if isinstance(adapter, Authorizer) else None
+
+
+def provider_kinds() -> Mapping[str, ProviderKind]:
+    """Every kind, by name, with fresh adapters (call once: AppState keeps the result)."""
+    kinds = (
+        ProviderKind(
+            "openai",
+            "OpenAI / OpenAI-compatible",
+            OpenAIProvider(),
+            default_base_url="https://api.openai.com/v1",
+            endpoints=ENDPOINTS,
+        ),
+        ProviderKind(
+            "azure",
+            "Azure OpenAI",
+            AzureOpenAIProvider(),
+            endpoints=frozenset({CHAT}) | OPENAI_MEDIA,
+        ),
+        ProviderKind(
+            "anthropic",
+            "Anthropic",
+            AnthropicProvider(),
+            default_base_url="https://api.anthropic.com",
+        ),
+        ProviderKind(
+            "gemini",
+            "Google Gemini (AI Studio)",
+            GeminiProvider(),
+            default_base_url="https://generativelanguage.googleapis.com",
+            endpoints=frozenset({CHAT, EMBEDDINGS}),
+        ),
+        ProviderKind(
+            "cohere",
+            "Cohere",
+            RerankAPI("cohere"),
+            default_base_url="https://api.cohere.com",
+            endpoints=frozenset({RERANK}),
+        ),
+        ProviderKind(
+            "jina",
+            "Jina AI",
+            RerankAPI("jina"),
+            default_base_url="https://api.jina.ai",
+            endpoints=frozenset({RERANK}),
+        ),
+    )
+    return {kind.name: kind for kind in kinds}
+
+
+def kind_names() -> tuple[str, ...]:
+    """The names of every kind, in the registry's order."""
+    return tuple(provider_kinds())
+
+
+def chat_providers(kinds: Mapping[str, ProviderKind] | None = None) -> Mapping[str, ChatProvider]:
+    """The chat adapter of every kind that serves chat."""
+    kinds = provider_kinds() if kinds is None else kinds
+    return {name: chat for name, kind in kinds.items() if (chat := kind.chat()) is not None}

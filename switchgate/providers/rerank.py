@@ -14,14 +14,14 @@ best first.
 
 import re
 import secrets
-from dataclasses import dataclass
 from typing import Any, Final
 
 from switchgate import jsonutil
+from switchgate.core.rerank import RerankRequest, RerankResult
 from switchgate.core.usage import reported_count
-from switchgate.dialects.openai_media.requests import RerankRequest
 from switchgate.errors import ErrorKind, GatewayError
 from switchgate.providers.base import Target, UpstreamRequest
+from switchgate.providers.openai_response import classify_openai_error
 
 RERANK_KINDS: Final = frozenset({"cohere", "jina", "openai"})
 _VERSION_SUFFIX: Final = re.compile(r"/v\d+$")
@@ -60,13 +60,6 @@ def build_rerank(kind: str, target: Target, request: RerankRequest) -> UpstreamR
     }
     body = jsonutil.dumps(rerank_body(kind, request, target.upstream_model))
     return UpstreamRequest("POST", rerank_url(kind, target), headers, body)
-
-
-@dataclass(frozen=True, slots=True)
-class RerankResult:
-    results: list[dict[str, Any]]
-    tokens: int | None  # what the upstream reported, if it did
-    id: str
 
 
 def _score(item: dict[str, Any]) -> float:
@@ -121,3 +114,22 @@ def rerank_reply(result: RerankResult, model: str, tokens: int) -> dict[str, Any
         "results": result.results,
         "usage": {"total_tokens": tokens},
     }
+
+
+class RerankAPI:
+    """Implements providers.capabilities.RerankProvider for one of the rerank wire shapes
+    above (`kind`: cohere, jina, openai). The adapter of the rerank-only kinds; the
+    OpenAI adapter delegates to one."""
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+
+    def build_rerank_request(self, request: RerankRequest, target: Target) -> UpstreamRequest:
+        return build_rerank(self.kind, target, request)
+
+    def parse_rerank_response(self, body: bytes, request: RerankRequest) -> RerankResult:
+        return parse_rerank_answer(body, request)
+
+    def classify_error(self, status: int, body: bytes) -> GatewayError:
+        # Cohere and Jina answer errors as {"message": ...}, which the OpenAI reader takes.
+        return classify_openai_error(status, body)

@@ -5,7 +5,10 @@ Accepts `\\n`, `\\r\\n` and `\\r` line endings and input split at any byte bound
 
 from switchgate.providers.sse_blocks import SSEBlockSplitter, SSEEvent, parse_block
 
-__all__ = ["SSEEvent", "SSEParser", "format_event"]
+__all__ = ["UNFINISHED", "SSEEvent", "SSEParser", "format_event"]
+
+# A stream the upstream closed cleanly without its end event (issue 14 #5).
+UNFINISHED = "The upstream's stream ended before the answer was finished (no end event)."
 
 
 class SSEParser:

@@ -27,6 +27,7 @@ from switchgate.catalogue.entries import shipped_catalogue
 from switchgate.errors import ErrorKind, GatewayError
 from switchgate.observability.tracing import describe_attempt
 from switchgate.providers.base import Target, UpstreamRequest
+from switchgate.relay.authorize import authorized
 from switchgate.relay.gate import admit_model
 from switchgate.relay.outcome import Outcome
 from switchgate.relay.upstream import UpstreamResponse, read_all, wait_body
@@ -41,6 +42,8 @@ from switchgate.routing.failures import (
     retry_after,
 )
 from switchgate.routing.health import Health, channel_subject, key_subject, model_subject
+from switchgate.routing.key_caps import AtCap, Slot, take_capped
+from switchgate.routing.keys import ChannelKey
 from switchgate.routing.limits import channel_limits
 from switchgate.routing.selector import plan
 from switchgate.state import AppState
@@ -112,14 +115,14 @@ async def attempt(
     no_channel: Callable[[], GatewayError] | None = None,
 ) -> None:
     """Serve the call from `model`'s channels, then from the operator's fallback models
-    for it (settings.routing.fallbacks) when every candidate failed or none could take
-    the prompt's length."""
+    for it (catalog.fallbacks, routing/fallbacks.py) when every candidate failed or none
+    could take the prompt's length."""
     if state.model_rates:  # SWITCHGATE_MODEL_LIMITS (scale-out, docs/scaling.md)
         await admit_model(state, model)
     run = _Run(state, route, model, stream)
     if await _serve_model(run, model, channels, outcome):
         return
-    for fallback in state.settings.routing.fallbacks.get(model, ()):
+    for fallback in state.catalog.fallbacks.get(model, ()):
         fallback_channels = state.catalog.channels_by_model.get(fallback, ())
         if fallback_channels and run.tries < state.settings.routing.max_attempts:
             run.model, run.overflow = fallback, None
@@ -129,6 +132,15 @@ async def attempt(
         raise run.overflow  # no candidate could take it: the client's 400
     if run.last_error is not None:
         raise run.last_error
+    if run.at_cap is not None:  # every candidate's keys were at their caps
+        state.metrics.rate_limited.labels("key_cap").inc()
+        raise GatewayError(
+            ErrorKind.RATE_LIMITED,
+            f"Every upstream key for the model '{model}' is at its concurrency or "
+            "requests-per-minute cap; retry shortly.",
+            code="rate_limit_exceeded",
+            retry_after=max(1, math.ceil(run.at_cap)),
+        )
     raise (no_channel or _no_channel(model))()
 
 
@@ -153,36 +165,59 @@ async def _serve_model(
         key = state.keys.pick(channel.id, channel.key_list(), health)
         if key is None:
             continue  # every key of the channel is disabled
-        candidate = Candidate(channel, target_for(channel, model, key.key), key.position)
-        request = route.build(channel, candidate.target)
-        if request is None:
-            continue
-        outcome.channel, outcome.upstream_model = channel, candidate.target.upstream_model
+        slot = None
+        if key.capped:  # only keys with a cap pay for counting (routing/key_caps.py)
+            capped = await run.take_capped(channel, key)
+            if capped is None:
+                continue  # every usable key of the channel is at its cap
+            key, slot = capped
         try:
-            response = await run.send(candidate, request, trials)
+            candidate = Candidate(channel, target_for(channel, model, key.key), key.position)
+            if not await run.authorize(candidate, trials):
+                continue
+            request = route.build(channel, candidate.target)
+            if request is None:
+                continue
+            outcome.channel, outcome.upstream_model = channel, candidate.target.upstream_model
+            try:
+                response = await run.send(candidate, request, trials)
+            finally:
+                outcome.upstream_attempts = run.tries  # for the request log's detail view
+            if response is None:
+                if run.overflow is not None:  # only a larger window can take this prompt
+                    upstream = candidate.target.upstream_model
+                    queue[i:] = larger_windows(queue[i:], model, upstream)
+                elif run.key_refused and len(channel.key_list()) > 1:
+                    queue.insert(i, channel)  # the same channel again, with its next key
+                continue
+            await _deliver(run, channel, candidate, response, outcome)
+            return True
         finally:
-            outcome.upstream_attempts = run.tries  # for the request log's detail view
-        if response is None:
-            if run.overflow is not None:  # only a larger window can take this prompt
-                upstream = candidate.target.upstream_model
-                queue[i:] = larger_windows(queue[i:], model, upstream)
-            elif run.key_refused and len(channel.key_list()) > 1:
-                queue.insert(i, channel)  # the same channel again, with its next key
-            continue
-        try:
-            health.success(channel_subject(channel.id), model_subject(channel.id, model))
-            await route.deliver(channel, candidate.target, response)
-        finally:
-            response.release()
-        failed = outcome.error
-        if failed is not None and failed.kind in (
-            ErrorKind.UPSTREAM_ERROR,
-            ErrorKind.UPSTREAM_TIMEOUT,
-        ):
-            health.failure(model_subject(channel.id, model), None, failed.message[:200])
-            state.channel_errors.record(channel.id, failed.message)
-        return True
+            if slot is not None:
+                slot.release()  # the call on this key is over (delivered or failed)
     return False
+
+
+async def _deliver(
+    run: "_Run",
+    channel: Channel,
+    candidate: Candidate,
+    response: UpstreamResponse,
+    outcome: Outcome,
+) -> None:
+    state, model, health = run.state, run.model, run.state.health
+    try:
+        health.success(channel_subject(channel.id), model_subject(channel.id, model))
+        await run.route.deliver(channel, candidate.target, response)
+    finally:
+        response.release()
+    failed = outcome.error
+    if failed is not None and failed.kind in (
+        ErrorKind.UPSTREAM_ERROR,
+        ErrorKind.UPSTREAM_TIMEOUT,
+    ):
+        health.failure(model_subject(channel.id, model), None, failed.message[:200])
+        state.channel_errors.record(channel.id, failed.message)
 
 
 def larger_windows(candidates: list[Channel], model: str, upstream: str) -> list[Channel]:
@@ -216,6 +251,40 @@ class _Run:
         self.key_refused = False
         self.overflow: GatewayError | None = None  # a context-length 400 (try larger)
         self.last_failed: tuple[int, str] | None = None  # (channel id, reason), for metrics
+        self.at_cap: float | None = None  # shortest wait of a candidate whose keys were capped
+
+    async def take_capped(
+        self, channel: Channel, first: ChannelKey
+    ) -> tuple[ChannelKey, Slot | None] | None:
+        """`first` (a capped key whose turn it is) with its slot, or the channel's next
+        usable key with room; None when every one is at its cap."""
+        state = self.state
+        hold = channel_limits(channel, state.settings.timeouts, self.stream)[3]
+        taken = await take_capped(
+            state.keys, state.key_caps, channel.id, channel.key_list(), state.health, first, hold
+        )
+        if isinstance(taken, AtCap):
+            self.at_cap = taken.wait if self.at_cap is None else min(self.at_cap, taken.wait)
+            return None
+        return taken
+
+    async def authorize(self, candidate: Candidate, trials: list[str]) -> bool:
+        """Fetch the candidate's credentials when its kind needs that (Authorizer, e.g. an
+        OAuth token); a failure counts against the channel, and the call fails over."""
+        try:
+            candidate.target = await authorized(
+                self.state.kinds, candidate.channel.kind, candidate.target
+            )
+            return True
+        except GatewayError as error:
+            self.last_error = error
+            subject = channel_subject(candidate.channel.id)
+            self.state.health.failure(subject, None, error.message[:200])
+            for other in trials:  # a failed trial re-opens what it was probing
+                if other != subject:
+                    self.state.health.failure(other, None, error.message[:200])
+            self.state.channel_errors.record(candidate.channel.id, error.message)
+            return False
 
     async def send(
         self, candidate: Candidate, request: UpstreamRequest, trials: list[str]

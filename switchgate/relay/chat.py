@@ -19,13 +19,19 @@ from switchgate.core.response import ChatResponse
 from switchgate.core.usage import Usage
 from switchgate.dialects.base import ChatDialect
 from switchgate.errors import ErrorKind, GatewayError
-from switchgate.providers.base import ChatProvider, Target, UpstreamRequest
+from switchgate.providers.base import Target, UpstreamRequest
+from switchgate.providers.capabilities import ChatProvider, NativeDialect
 from switchgate.providers.hosted_tools import dropped_header, without_hosted_tools
 from switchgate.relay import paid_options, policy
 from switchgate.relay.asgi import SSE_HEADERS, ClientGone, Responder
 from switchgate.relay.attempt import attempt
 from switchgate.relay.outcome import Outcome
-from switchgate.relay.stream_check import EventCheck, unreadable_event
+from switchgate.relay.stream_check import (
+    EventCheck,
+    stream_end,
+    unfinished_stream,
+    unreadable_event,
+)
 from switchgate.relay.upstream import UpstreamResponse, iter_batches, iter_body, read_all
 from switchgate.routing.channels import Channel
 from switchgate.state import AppState
@@ -106,7 +112,7 @@ class _ChatRoute:
     def __init__(self, state: AppState, call: ChatCall, responder: Responder) -> None:
         self.state, self.call, self.responder = state, call, responder
         self.provider: ChatProvider | None = None
-        self.passthrough = False
+        self.native: NativeDialect | None = None  # set when the call is passed through
         self.dropped: list[tuple[bytes, bytes]] = []  # x-switchgate-dropped-tools
 
     def build(self, channel: Channel, target: Target) -> UpstreamRequest | None:
@@ -116,8 +122,10 @@ class _ChatRoute:
         if provider is None:
             return None
         self.provider = provider
-        self.passthrough = provider.dialect == call.dialect.name
-        if self.passthrough:
+        native = provider if isinstance(provider, NativeDialect) else None
+        same = native is not None and native.dialect == call.dialect.name
+        self.native = native if same else None
+        if self.native is not None:
             body, self.dropped = call.body, []
             raw: bytes | None = call.raw
             # Codex sends web_search with every turn: where the operator hasn't allowed paid
@@ -129,7 +137,7 @@ class _ChatRoute:
             ):
                 body, self.dropped = without_hosted_tools(body)
                 raw = None
-            return provider.build_passthrough(body, target, call.headers, raw)
+            return self.native.build_passthrough(body, target, call.headers, raw)
         request = replace(call.request, model=target.upstream_model)
         # Hosted tools: mapped to the vendor's own (paid) tool where the channel allows it,
         # else dropped; either way what was left out is named in a response header.
@@ -146,12 +154,12 @@ class _ChatRoute:
     async def deliver(self, channel: Channel, target: Target, response: UpstreamResponse) -> None:
         assert self.provider is not None
         state, call, provider = self.state, self.call, self.provider
-        passthrough, responder = self.passthrough, self.responder
+        native, responder = self.native, self.responder
         dropped = self.dropped
         if call.request.stream:
-            await _relay_stream(state, call, provider, response, responder, passthrough, dropped)
+            await _relay_stream(state, call, provider, native, response, responder, dropped)
         else:
-            await _relay_whole(state, call, provider, response, responder, passthrough, dropped)
+            await _relay_whole(state, call, provider, native, response, responder, dropped)
 
 
 def _complete_usage(
@@ -196,15 +204,16 @@ async def _relay_whole(
     state: AppState,
     call: ChatCall,
     provider: ChatProvider,
+    native: NativeDialect | None,
     response: UpstreamResponse,
     responder: Responder,
-    passthrough: bool,
     extra_headers: list[tuple[bytes, bytes]],
 ) -> None:
+    """`native`: the call was passed through (the body goes back as it is)."""
     data = await read_all(response)
     try:
-        if passthrough:
-            usage = provider.usage_from_body(data)
+        if native is not None:
+            usage = native.usage_from_body(data)
             body = data
             if usage is None or not usage.output_tokens:
                 parsed = provider.parse_chat_response(data, call.request)
@@ -227,9 +236,9 @@ async def _relay_stream(
     state: AppState,
     call: ChatCall,
     provider: ChatProvider,
+    native: NativeDialect | None,
     response: UpstreamResponse,
     responder: Responder,
-    passthrough: bool,
     extra_headers: list[tuple[bytes, bytes]],
 ) -> None:
     headers = call.stream_headers or SSE_HEADERS
@@ -237,8 +246,8 @@ async def _relay_stream(
     metrics = state.metrics
     metrics.streams_open += 1
     try:
-        if passthrough:
-            await _pass_stream(state, call, provider, response, responder)
+        if native is not None:
+            await _pass_stream(state, call, native, response, responder)
         else:
             await _translate_stream(state, call, provider, response, responder)
     finally:
@@ -248,16 +257,16 @@ async def _relay_stream(
 async def _pass_stream(
     state: AppState,
     call: ChatCall,
-    provider: ChatProvider,
+    native: NativeDialect,
     response: UpstreamResponse,
     responder: Responder,
 ) -> None:
-    meter = provider.usage_meter()
+    meter = native.usage_meter()
     pass_filter = call.pass_filter() if call.pass_filter else None
     outcome = call.outcome
     guard = call.output_guard(state.tokenizer, meter.output_text, meter.usage)
     sent = b"\n\n"  # the last chunk forwarded: the guard stops only between events
-    check = EventCheck()
+    check = EventCheck(stream_end(call.dialect.name))
     try:
         async for received in iter_body(response):
             chunk, fine = check.feed(received)
@@ -277,6 +286,8 @@ async def _pass_stream(
                 outcome.first_byte()
                 await responder.chunk(out)
         rest = check.rest()
+        if not check.ended:  # a clean close without the stream's end: not an answer
+            raise unfinished_stream()  # (an incomplete last line is dropped, as SSE does)
         meter.feed(rest)
         rest = pass_filter.feed(rest) + pass_filter.close() if pass_filter else rest
         await responder.end(rest)
@@ -287,8 +298,9 @@ async def _pass_stream(
             event = pass_filter.feed(event) + pass_filter.close()
         await _end_with_error(call, responder, event)
     finally:
+        final = check.ended and meter.usage_final()
         outcome.usage = _complete_usage(
-            state, call.request, meter.usage(), meter.output_text, meter.usage_final()
+            state, call.request, meter.usage(), meter.output_text, final
         )
 
 

@@ -8,6 +8,7 @@ from typing import Any
 from switchgate import jsonutil
 from switchgate.errors import GatewayError
 from switchgate.relay.attempt import target_for
+from switchgate.relay.authorize import authorized
 from switchgate.relay.upstream import read_all
 from switchgate.routing.breaker import Phase
 from switchgate.state import AppState
@@ -25,12 +26,17 @@ async def upstream_count(
 ) -> int | None:
     """The count from the first same-dialect channel that answers, or None."""
     for channel in state.catalog.channels_by_model.get(model, ()):
-        provider = state.providers.get(channel.kind)
-        if provider is None or provider.dialect != dialect:
+        kind = state.kinds.get(channel.kind)
+        native = kind.native() if kind is not None else None
+        if native is None or native.dialect != dialect:
             continue
         if state.health.blocked(channel.id, model) is Phase.OPEN:
             continue
-        request = provider.build_passthrough(body, target_for(channel, model), headers)
+        try:
+            target = await authorized(state.kinds, channel.kind, target_for(channel, model))
+        except GatewayError:
+            continue
+        request = native.build_passthrough(body, target, headers)
         if url_suffix:
             request = replace(request, url=request.url + url_suffix)
         try:

@@ -18,18 +18,18 @@ from switchgate import jsonutil
 from switchgate.billing.pricing import Price
 from switchgate.core.content import TextPart
 from switchgate.core.request import ChatRequest, Message, Sampling
-from switchgate.dialects.openai_media.requests import RerankRequest
+from switchgate.core.rerank import RerankRequest
 from switchgate.errors import ErrorKind, GatewayError
-from switchgate.providers.base import ChatProvider, Target, UpstreamRequest
-from switchgate.providers.gemini_embed import build_embed_request
-from switchgate.providers.openai_media import OPENAI_KINDS, passthrough_json
-from switchgate.providers.rerank import build_rerank
+from switchgate.providers.base import Target, UpstreamRequest
+from switchgate.providers.openai_media import passthrough_json
+from switchgate.providers.registry import CHAT, EMBEDDINGS, RERANK, ProviderKind
 from switchgate.relay.attempt import target_for
+from switchgate.relay.authorize import authorized
 from switchgate.relay.upstream import UpstreamClient, read_all
 from switchgate.routing.channels import Channel
 
 DEFAULT_TIMEOUT: Final = 30.0
-RERANK_ONLY_KINDS: Final = frozenset({"cohere", "jina"})
+_CALLS: Final = {"chat": CHAT, "embedding": EMBEDDINGS, "rerank": RERANK}
 
 
 @dataclass(frozen=True)
@@ -88,15 +88,19 @@ def diagnose(status: int | None, error: GatewayError | None, timeout: float, mod
 
 
 def choose_call(
-    channel: Channel, prices: Mapping[str, Price], model: str | None = None
+    channel: Channel,
+    prices: Mapping[str, Price],
+    model: str | None = None,
+    kind: ProviderKind | None = None,
 ) -> tuple[str, str]:
-    """(model, call): the cheapest real call this channel serves."""
+    """(model, call): the cheapest real call this channel serves. A kind that serves
+    rerank only is tested with a rerank, whatever its models' prices say."""
 
     def call_of(m: str) -> str:
-        if channel.kind in RERANK_ONLY_KINDS:
+        if kind is not None and kind.endpoints == frozenset({RERANK}):
             return "rerank"
-        kind = prices[m].kind if m in prices else "chat"
-        return kind if kind in ("chat", "embedding", "rerank") else "none"
+        price_kind = prices[m].kind if m in prices else "chat"
+        return price_kind if price_kind in _CALLS else "none"
 
     if model:
         return model, call_of(model)
@@ -108,23 +112,25 @@ def choose_call(
     return channel.models[0], "none"
 
 
-def _target(channel: Channel, model: str) -> Target:
-    return target_for(channel, model)
-
-
-def build_request(
-    channel: Channel, call: str, target: Target, providers: Mapping[str, ChatProvider]
-) -> UpstreamRequest:
+def build_request(kind: ProviderKind, call: str, target: Target) -> UpstreamRequest | None:
+    """The test request, or None when the kind does not serve `call`."""
     if call == "embedding":
-        if channel.kind == "gemini":
-            return build_embed_request(["hello"], target)
-        return passthrough_json(channel.kind, target, "embeddings", {"input": ["hello"]})
+        embeddings = kind.embeddings()
+        if embeddings is not None:
+            return embeddings.build_embeddings_request(["hello"], None, target)
+        shaped = kind.openai_shaped(EMBEDDINGS)
+        if shaped is None:
+            return None
+        return passthrough_json(kind.name, target, "embeddings", {"input": ["hello"]})
     if call == "rerank":
+        rerank = kind.rerank()
+        if rerank is None:
+            return None
         request = RerankRequest(target.upstream_model, "hello", ["hello", "bye"], 1, False, None)
-        return build_rerank(channel.kind, target, request)
-    provider = providers.get(channel.kind)
+        return rerank.build_rerank_request(request, target)
+    provider = kind.chat()
     if provider is None:
-        raise GatewayError(ErrorKind.INVALID_REQUEST, f"no chat provider for {channel.kind!r}")
+        return None
     chat = ChatRequest(
         model=target.upstream_model,
         messages=(Message("user", (TextPart("Say hello in three words."),)),),
@@ -177,14 +183,15 @@ def _chat_text(data: dict[str, Any]) -> str:
 
 async def probe_channel(
     upstream: UpstreamClient,
-    providers: Mapping[str, ChatProvider],
+    kinds: Mapping[str, ProviderKind],
     channel: Channel,
     *,
     prices: Mapping[str, Price] | None = None,
     model: str | None = None,
     timeout: float = DEFAULT_TIMEOUT,
 ) -> ProbeResult:
-    model, call = choose_call(channel, prices or {}, model)
+    kind = kinds.get(channel.kind)
+    model, call = choose_call(channel, prices or {}, model, kind)
     started = time.perf_counter()
 
     def result(outcome: str, **fields: Any) -> ProbeResult:
@@ -197,12 +204,27 @@ async def probe_channel(
             message=f"'{model}' is an image/speech/transcription model: not called "
             "(a real call would be billed by the upstream)",
         )
-    if call == "embedding" and channel.kind not in (*OPENAI_KINDS, "gemini"):
-        return result("skipped", message=f"embeddings are not served by {channel.kind} channels")
+    if kind is None:
+        message = f"unknown channel kind {channel.kind!r}"
+        return result("failed", message=message, diagnosis=message)
+    if not kind.serves(_CALLS[call]):
+        what = {"embedding": "embeddings are", "rerank": "rerank is"}.get(call, "chat is")
+        return result("skipped", message=f"{what} not served by {channel.kind} channels")
     try:
-        request = build_request(channel, call, _target(channel, model), providers)
+        async with asyncio.timeout(timeout):
+            target = await authorized(kinds, channel.kind, target_for(channel, model))
+    except TimeoutError:
+        message = "The channel's credentials could not be fetched in time."
+        return result("failed", message=message, diagnosis=message)
+    except GatewayError as err:
+        return result("failed", message=err.message, diagnosis=err.message)
+    try:
+        request = build_request(kind, call, target)
     except (GatewayError, ValueError) as exc:
         return result("failed", message=str(exc), diagnosis=str(exc))
+    if request is None:
+        message = f"no {call} adapter for {channel.kind!r}"
+        return result("failed", message=message, diagnosis=message)
     try:
         async with asyncio.timeout(timeout):
             response = await upstream.send(request)

@@ -24,13 +24,14 @@
 
 import logging
 from typing import TYPE_CHECKING, Final
-from urllib.parse import parse_qs, quote
+from urllib.parse import parse_qs
 
 from switchgate.billing.holds import Hold
 from switchgate.billing.pricing import Price
 from switchgate.billing.realtime import realtime_hold
 from switchgate.dialects.openai_chat.errors import render_openai_error
 from switchgate.errors import ErrorKind, GatewayError, invalid
+from switchgate.providers.openai import realtime_url
 from switchgate.relay import policy
 from switchgate.relay.asgi import Receive, Scope, Send, client_ip, header_map
 from switchgate.relay.attempt import Candidate, record_failure, target_for
@@ -57,15 +58,6 @@ def subprotocol_token(offered: list[str]) -> str | None:
         if protocol.startswith(_KEY_PROTOCOL):
             return protocol[len(_KEY_PROTOCOL) :]
     return None
-
-
-def realtime_url(base_url: str, upstream_model: str) -> str:
-    base = base_url.rstrip("/")
-    if base.startswith("https://"):
-        base = "wss://" + base[len("https://") :]
-    elif base.startswith("http://"):
-        base = "ws://" + base[len("http://") :]
-    return f"{base}/realtime?model={quote(upstream_model, safe='')}"
 
 
 def session_hold(state: AppState, price: Price) -> int:

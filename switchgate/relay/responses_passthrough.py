@@ -10,16 +10,16 @@ upstream produced (for the store) and the last sequence number (for an error eve
 """
 
 from collections.abc import Mapping
-from functools import lru_cache
 from typing import Any
-from urllib.parse import urlsplit
 
 from switchgate.core.request import ChatRequest
 from switchgate.core.response import ChatResponse
 from switchgate.core.usage import Usage
 from switchgate.errors import GatewayError
-from switchgate.providers.base import ChatProvider, StreamDecoder, Target, UpstreamRequest
+from switchgate.providers.base import StreamDecoder, Target, UpstreamRequest
+from switchgate.providers.capabilities import ChatProvider
 from switchgate.providers.openai import OpenAIProvider
+from switchgate.providers.openai import serves_responses as serves_responses_at
 from switchgate.providers.openai_response import classify_openai_error
 from switchgate.providers.openai_responses import (
     ResponsesUsageMeter,
@@ -30,30 +30,16 @@ from switchgate.providers.openai_responses import (
 )
 from switchgate.routing.channels import Channel
 
-RESPONSES_EXTRA = "responses"  # channel extra: the upstream serves POST {base}/responses
-OFFICIAL_OPENAI_HOST = "api.openai.com"  # serves it unless the operator says otherwise
-
 
 def serves_responses(channel: Channel) -> bool:
-    """Whether `/v1/responses` goes to this channel natively: as the operator declared
-    (`responses = true/false`, `--[no-]responses`), else on for the official OpenAI API
-    (so Codex works out of the box there) and off for other OpenAI-compatible servers,
-    most of which lack `/responses`."""
-    if channel.kind != "openai":
-        return False
-    declared = channel.extra.get(RESPONSES_EXTRA)
-    if isinstance(declared, bool):
-        return declared
-    return _official_openai(channel.base_url)
-
-
-@lru_cache(maxsize=256)
-def _official_openai(base_url: str) -> bool:
-    return urlsplit(base_url).hostname == OFFICIAL_OPENAI_HOST
+    """Whether `/v1/responses` goes to this channel natively (providers/openai.py
+    `serves_responses`: the operator's `responses` setting, else on for api.openai.com)."""
+    return channel.kind == "openai" and serves_responses_at(channel.base_url, channel.extra)
 
 
 class ResponsesNative:
-    """Implements providers.base.ChatProvider, for passthrough only."""
+    """Implements providers.capabilities.ChatProvider and NativeDialect (dialect
+    "responses"), for passthrough only."""
 
     kind = "openai"
     dialect = "responses"

@@ -53,8 +53,9 @@ class GeminiEmbedExchange(Exchange):
 
     def build(self, channel: Channel, target: Target) -> UpstreamRequest:
         if channel.kind == "gemini":
-            provider = self.state.providers["gemini"]
-            return provider.build_passthrough(self.body, target, {":action": self.call.action})
+            native = self.state.kinds["gemini"].native()
+            assert native is not None
+            return native.build_passthrough(self.body, target, {":action": self.call.action})
         check_translatable(self.call)
         body = openai_body(self.call.texts, target.upstream_model, self.call.dimensions)
         return json_request(channel.kind, target, "embeddings", body)

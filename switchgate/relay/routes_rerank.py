@@ -11,8 +11,9 @@ from collections.abc import Mapping
 from switchgate import jsonutil
 from switchgate.billing.media_pricing import input_token_cost
 from switchgate.billing.pricing import Price
+from switchgate.core.rerank import RerankRequest
 from switchgate.core.usage import Usage
-from switchgate.dialects.openai_media.requests import RerankRequest, parse_rerank
+from switchgate.dialects.openai_media.requests import parse_rerank
 from switchgate.providers.base import Target, UpstreamRequest
 from switchgate.providers.rerank import (
     RERANK_KINDS,

@@ -8,12 +8,11 @@ from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from switchgate import jsonutil
-from switchgate.routing.keys import ChannelKey, load_keys, save_keys
+from switchgate.providers.registry import ProviderKind, provider_kinds
+from switchgate.routing.keys import ChannelKey, KeySpec, load_keys, save_keys
 from switchgate.storage.db import bump_config_version, now_ms
 from switchgate.storage.secrets import SecretBox
 from switchgate.storage.tables import channels
-
-KNOWN_KINDS = ("openai", "azure", "anthropic", "gemini", "cohere", "jina")
 
 
 class ChannelError(ValueError):
@@ -43,15 +42,17 @@ class Channel:
         return self.model_map.get(model, model)
 
 
-def _check(kind: str, base_url: str, models: list[str], weight: int) -> None:
-    if kind not in KNOWN_KINDS:
-        raise ChannelError(f"unknown channel kind {kind!r}; known: {', '.join(KNOWN_KINDS)}")
+def _check(kind: str, base_url: str, models: list[str], weight: int) -> ProviderKind:
+    known = provider_kinds()  # providers/registry.py, the one list of kinds
+    if kind not in known:
+        raise ChannelError(f"unknown channel kind {kind!r}; known: {', '.join(known)}")
     if not base_url.startswith(("http://", "https://")):
         raise ChannelError("--base-url must start with http:// or https://")
     if not models or any(not m.strip() for m in models):
         raise ChannelError("a channel needs at least one model name")
     if weight < 1:
         raise ChannelError("weight must be at least 1")
+    return known[kind]
 
 
 async def upsert_channel(
@@ -68,15 +69,15 @@ async def upsert_channel(
     weight: int = 1,
     status: str = "enabled",
     extra: Mapping[str, Any] | None = None,
-    keys: list[tuple[str, int]] | None = None,
+    keys: list[KeySpec] | None = None,
 ) -> tuple[int, bool]:
     """Create the channel, or update the one with that name. Returns (id, created).
-    `keys` (key, weight) replaces the channel's keys; without it `api_key` is its one key."""
-    _check(kind, base_url, models, weight)
-    keys = keys or [(api_key, 1)]
-    if not keys[0][0]:
+    `keys` replaces the channel's keys; without it `api_key` is its one key."""
+    spec = _check(kind, base_url, models, weight)
+    keys = keys or [KeySpec(api_key)]
+    if not keys[0].key and spec.needs_key:
         raise ChannelError("a channel needs at least one API key")
-    api_key = keys[0][0]
+    api_key = keys[0].key
     values = {
         "kind": kind,
         "base_url": base_url.rstrip("/"),

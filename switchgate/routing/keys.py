@@ -12,16 +12,17 @@ import asyncio
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any, NamedTuple
 
 from cryptography.exceptions import InvalidTag
-from sqlalchemy import select, update
+from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from switchgate.routing.breaker import Phase
 from switchgate.routing.health import Health, key_subject
 from switchgate.storage.db import Database, bump_config_version, now_ms
 from switchgate.storage.secrets import SecretBox
-from switchgate.storage.tables import channel_keys
+from switchgate.storage.tables import channel_keys, channels
 
 log = logging.getLogger("switchgate.routing")
 
@@ -34,38 +35,75 @@ class ChannelKey:
     status: str = "enabled"
     reason: str | None = None
     disabled_at: int | None = None
+    max_concurrency: int | None = None  # calls in flight at once (key_caps.py)
+    rpm: int | None = None  # sends in any 60 s
 
     @property
     def enabled(self) -> bool:
         return self.status == "enabled"
 
+    @property
+    def capped(self) -> bool:
+        return self.max_concurrency is not None or self.rpm is not None
+
     def hint(self) -> str:
         return "…" + self.key[-4:] if len(self.key) > 8 else "set"
 
 
-def parse_keys(values: Sequence[object]) -> list[tuple[str, int]]:
+class KeySpec(NamedTuple):
+    """A key as the operator gives it (config file, CLI, console)."""
+
+    key: str
+    weight: int = 1
+    max_concurrency: int | None = None
+    rpm: int | None = None
+
+
+CAP_NAMES = ("max_concurrency", "rpm")
+
+
+def parse_cap(name: str, value: Any) -> int | None:
+    """A per-key cap: a whole number of at least 1, or None (0 and null mean none)."""
+    if value is None or value == 0:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise ValueError(f"a key's {name} must be a whole number of at least 1 (0: none)")
+    return value
+
+
+def parse_keys(values: Sequence[object]) -> list[KeySpec]:
     """Keys as the config file and the console give them: strings, or
-    {key = "...", weight = N} tables. Raises ValueError on anything else."""
-    out: list[tuple[str, int]] = []
+    {key = "...", weight = N, max_concurrency = N, rpm = N} tables. Raises ValueError on
+    anything else."""
+    out: list[KeySpec] = []
     for value in values:
         if isinstance(value, str):
-            key, weight = value, 1
+            spec = KeySpec(value.strip())
         elif isinstance(value, dict) and isinstance(value.get("key"), str):
-            key, weight = value["key"], value.get("weight", 1)
+            unknown = set(value) - {"key", "weight", *CAP_NAMES}
+            if unknown:
+                raise ValueError(f"unknown key setting {sorted(unknown)[0]!r}")
+            weight = value.get("weight", 1)
+            if isinstance(weight, bool) or not isinstance(weight, int) or weight < 1:
+                raise ValueError("a key's weight must be a whole number of at least 1")
+            spec = KeySpec(
+                value["key"].strip(),
+                weight,
+                parse_cap("max_concurrency", value.get("max_concurrency")),
+                parse_cap("rpm", value.get("rpm")),
+            )
         else:
             raise ValueError("each key must be a string or a table with `key` (and `weight`)")
-        if not key.strip():
+        if not spec.key:
             raise ValueError("a key must not be empty")
-        if isinstance(weight, bool) or not isinstance(weight, int) or weight < 1:
-            raise ValueError("a key's weight must be a whole number of at least 1")
-        out.append((key.strip(), weight))
-    if len({k for k, _ in out}) != len(out):
+        out.append(spec)
+    if len({k.key for k in out}) != len(out):
         raise ValueError("a channel lists the same key twice")
     return out
 
 
 async def save_keys(
-    conn: AsyncConnection, box: SecretBox, channel_id: int, keys: list[tuple[str, int]]
+    conn: AsyncConnection, box: SecretBox, channel_id: int, keys: Sequence[KeySpec]
 ) -> None:
     """Replace the channel's keys. A key that stays keeps its status (a re-applied config
     file does not re-enable a key the upstream refused)."""
@@ -81,14 +119,16 @@ async def save_keys(
 
     await conn.execute(channel_keys.delete().where(channel_keys.c.channel_id == channel_id))
     now = now_ms()
-    for position, (key, weight) in enumerate(keys):
-        old = kept.get(key)
+    for position, spec in enumerate(keys):
+        old = kept.get(spec.key)
         await conn.execute(
             channel_keys.insert().values(
                 channel_id=channel_id,
                 position=position,
-                key_enc=box.encrypt(key),
-                weight=weight,
+                key_enc=box.encrypt(spec.key),
+                weight=spec.weight,
+                max_concurrency=spec.max_concurrency,
+                rpm=spec.rpm,
                 status=old.status if old is not None else "enabled",
                 disabled_reason=old.disabled_reason if old is not None else None,
                 disabled_at=old.disabled_at if old is not None else None,
@@ -111,9 +151,84 @@ async def load_keys(conn: AsyncConnection, box: SecretBox) -> dict[int, tuple[Ch
                 status=row.status,
                 reason=row.disabled_reason,
                 disabled_at=row.disabled_at,
+                max_concurrency=row.max_concurrency,
+                rpm=row.rpm,
             )
         )
     return {cid: tuple(keys) for cid, keys in out.items()}
+
+
+async def add_key(conn: AsyncConnection, box: SecretBox, channel_id: int, spec: KeySpec) -> int:
+    """Add one key after the channel's others; returns its position. Raises ValueError
+    when the channel already holds it."""
+    for row in await conn.execute(
+        select(channel_keys.c.key_enc).where(channel_keys.c.channel_id == channel_id)
+    ):
+        try:
+            held = box.decrypt(row.key_enc)
+        except (InvalidTag, ValueError):
+            continue
+        if held == spec.key:
+            raise ValueError("the channel already holds this key")
+    last = await conn.scalar(
+        select(func.max(channel_keys.c.position)).where(channel_keys.c.channel_id == channel_id)
+    )
+    position = 0 if last is None else int(last) + 1
+    await conn.execute(
+        channel_keys.insert().values(
+            channel_id=channel_id,
+            position=position,
+            key_enc=box.encrypt(spec.key),
+            weight=spec.weight,
+            max_concurrency=spec.max_concurrency,
+            rpm=spec.rpm,
+            status="enabled",
+            created_at=now_ms(),
+        )
+    )
+    await bump_config_version(conn)
+    return position
+
+
+async def remove_key(conn: AsyncConnection, channel_id: int, position: int) -> bool:
+    """Remove one key (the others keep their positions, so their health stays theirs);
+    False when there is none at that position. Raises ValueError for the last key."""
+    count = await conn.scalar(
+        select(func.count(channel_keys.c.id)).where(channel_keys.c.channel_id == channel_id)
+    )
+    where = (channel_keys.c.channel_id == channel_id, channel_keys.c.position == position)
+    if await conn.scalar(select(channel_keys.c.id).where(*where)) is None:
+        return False
+    if int(count or 0) <= 1:
+        raise ValueError("a channel needs at least one key: add another before removing this one")
+    await conn.execute(channel_keys.delete().where(*where))
+    first = await conn.scalar(
+        select(channel_keys.c.key_enc)
+        .where(channel_keys.c.channel_id == channel_id)
+        .order_by(channel_keys.c.position)
+        .limit(1)
+    )
+    await conn.execute(
+        update(channels).where(channels.c.id == channel_id).values(api_key_enc=first)
+    )
+    await bump_config_version(conn)
+    return True
+
+
+async def set_key_settings(
+    conn: AsyncConnection, channel_id: int, position: int, settings: dict[str, int | None]
+) -> bool:
+    """Change a key's weight and caps (`weight`, `max_concurrency`, `rpm`; a cap of None
+    removes it); False when the channel has no key at that position."""
+    result = await conn.execute(
+        update(channel_keys)
+        .where(channel_keys.c.channel_id == channel_id, channel_keys.c.position == position)
+        .values(**settings)
+    )
+    if result.rowcount == 0:
+        return False
+    await bump_config_version(conn)
+    return True
 
 
 async def set_key_status(
@@ -157,16 +272,9 @@ class KeyPicker:
             only = keys[0]
             fine = only.enabled and (channel_id, only.position) not in self._refused
             return only if fine else None
-        usable = [k for k in keys if k.enabled and (channel_id, k.position) not in self._refused]
+        usable = self.usable(channel_id, keys, health)
         if not usable:
             return None
-        if health.any_failing:
-            closed = [
-                k
-                for k in usable
-                if health.phase(key_subject(channel_id, k.position)) is not Phase.OPEN
-            ]
-            usable = closed or usable
         total = sum(k.weight for k in usable)
         turn = self._turns.get(channel_id, 0)
         self._turns[channel_id] = turn + 1
@@ -176,6 +284,21 @@ class KeyPicker:
                 return key
             slot -= key.weight
         return usable[-1]
+
+    def usable(
+        self, channel_id: int, keys: Sequence[ChannelKey], health: Health
+    ) -> list[ChannelKey]:
+        """The keys a call may use: enabled, not refused here, and (while another key
+        can serve) with a breaker that is not open."""
+        usable = [k for k in keys if k.enabled and (channel_id, k.position) not in self._refused]
+        if usable and health.any_failing:
+            closed = [
+                k
+                for k in usable
+                if health.phase(key_subject(channel_id, k.position)) is not Phase.OPEN
+            ]
+            usable = closed or usable
+        return usable
 
     def refuse(self, db: Database, channel_id: int, position: int, reason: str) -> None:
         """The upstream refused this key (401/403): stop using it here at once and

@@ -117,6 +117,8 @@ channel_keys = Table(
     Column("disabled_reason", Text, nullable=True),  # e.g. "HTTP 401: invalid api key"
     Column("disabled_at", BigInteger, nullable=True),
     Column("created_at", BigInteger, nullable=False),
+    Column("max_concurrency", Integer, nullable=True),  # migration 0012; NULL: no cap
+    Column("rpm", Integer, nullable=True),  # sends in any 60 s; NULL: no cap
     UniqueConstraint("channel_id", "position", name="uq_channel_keys_position"),
 )
 

@@ -26,6 +26,7 @@ FAULTS_OFF = {
     "stall_after": None,
     "cut_after": None,
     "invalid_after": None,
+    "end_after": None,
 }
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from switchgate.billing.pricing import Price
-from switchgate.providers.registry import chat_providers
+from switchgate.providers.registry import provider_kinds
 from switchgate.relay.probe import ProbeResult, probe_channel
 from switchgate.relay.upstream import UpstreamClient
 from switchgate.routing.channels import Channel
@@ -43,7 +43,7 @@ def _channel(kind: str, base_url: str, models: tuple[str, ...], key: str = "mock
 
 
 async def _probe(client: UpstreamClient, channel: Channel, timeout: float = 5) -> ProbeResult:
-    return await probe_channel(client, chat_providers(), channel, prices=PRICES, timeout=timeout)
+    return await probe_channel(client, provider_kinds(), channel, prices=PRICES, timeout=timeout)
 
 
 @pytest.mark.parametrize(

@@ -39,7 +39,7 @@ def setup(
         config = lanes_toml(primary.url, fallback.url, LANES)
         config += "\n" + keys_toml(primary.url, "keys", ["bad-key-00001", "mock-key"])
         config += "\n" + fallback_toml(primary.url, fallback.url)
-        gw = start_gateway(data_dir, config, {"SWITCHGATE_MODEL_FALLBACKS": "fb-gpt=fb-claude"})
+        gw = start_gateway(data_dir, config)
         try:
             _, token = gw.new_user(balance_usd=50)
             yield gw, primary, fallback, token
@@ -74,7 +74,7 @@ def fallback_toml(primary: str, fallback: str) -> str:
     out += [
         f'[prices."{m}"]\ninput = "1"\noutput = "2"\n' for m in ("ctx-gpt", "fb-gpt", "fb-claude")
     ]
-    out.append('[settings.routing]\nfallbacks = { "fb-gpt" = ["fb-claude"] }\n')
+    out.append('[fallbacks]\n"fb-gpt" = ["fb-claude"]\n')
     return "\n".join(out)
 
 

@@ -23,7 +23,8 @@ from switchgate.core.request import ChatRequest
 from switchgate.dialects.base import ChatDialect
 from switchgate.dialects.openai_responses.dialect import OpenAIResponsesDialect
 from switchgate.errors import GatewayError
-from switchgate.providers.base import ChatProvider, Target
+from switchgate.providers.base import Target
+from switchgate.providers.capabilities import ChatProvider
 from switchgate.providers.registry import chat_providers
 from switchgate.providers.sse import SSEParser
 from switchgate.state import Dialects

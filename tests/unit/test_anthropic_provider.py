@@ -27,7 +27,8 @@ from switchgate.core.events import Finish, StreamError, StreamEvent
 from switchgate.dialects.anthropic_messages import AnthropicStreamEncoder
 from switchgate.errors import GatewayError
 from switchgate.providers.anthropic import AnthropicProvider, messages_url
-from switchgate.providers.base import ChatProvider, Target, UpstreamRequest
+from switchgate.providers.base import Target, UpstreamRequest
+from switchgate.providers.capabilities import ChatProvider
 from tests.unit.test_anthropic_dialect import (
     error_json,
     ir_from_json,

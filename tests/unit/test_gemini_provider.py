@@ -17,7 +17,8 @@ from switchgate.core.response import FinishReason
 from switchgate.core.usage import Usage
 from switchgate.dialects.gemini_generate import gemini_to_core_request
 from switchgate.errors import ErrorKind, GatewayError
-from switchgate.providers.base import ChatProvider, Target, UpstreamRequest
+from switchgate.providers.base import Target, UpstreamRequest
+from switchgate.providers.capabilities import ChatProvider
 from switchgate.providers.gemini import GeminiProvider, build_gemini_body
 from switchgate.providers.gemini_embed import build_embed_request, parse_embed_response
 from switchgate.providers.gemini_stream import GeminiSseToArray

@@ -138,8 +138,18 @@ def test_keys_are_used_in_weighted_turns_skipping_disabled_and_open_ones() -> No
     health.failure(key_subject(9, 1))
     assert {picker.pick(9, keys, health).position for _ in range(4)} == {0}  # type: ignore[union-attr]
     assert picker.pick(9, (ChannelKey(0, "x", 1, "disabled"),), health) is None
-    assert parse_keys(["k1", {"key": "k2", "weight": 2}]) == [("k1", 1), ("k2", 2)]
-    for bad in (["k", "k"], [""], [{"key": "k", "weight": 0}], [3]):
+    parsed = parse_keys(["k1", {"key": "k2", "weight": 2}])
+    assert parsed == [("k1", 1, None, None), ("k2", 2, None, None)]
+    assert parse_keys([{"key": "k3", "max_concurrency": 4, "rpm": 0}]) == [("k3", 1, 4, None)]
+    for bad in (
+        ["k", "k"],
+        [""],
+        [{"key": "k", "weight": 0}],
+        [3],
+        [{"key": "k", "rpm": -1}],
+        [{"key": "k", "max_concurrency": True}],
+        [{"key": "k", "burst": 3}],
+    ):
         try:
             parse_keys(bad)
         except ValueError:

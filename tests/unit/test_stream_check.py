@@ -1,7 +1,7 @@
 """The passthrough event check: whole lines forwarded, split lines joined, the first
 non-JSON `data:` payload stops the stream (relay/stream_check.py)."""
 
-from switchgate.relay.stream_check import EventCheck
+from switchgate.relay.stream_check import EventCheck, stream_end
 
 STREAM = b'event: a\ndata: {"x": 1}\n\ndata: [1, 2]\n\ndata: [DONE]\n\n'
 
@@ -34,3 +34,60 @@ def test_one_event_chunks_take_the_short_way_with_the_same_verdicts() -> None:
     assert check.feed(b"event: ping\n\n") == (b"event: ping\n\n", True)
     assert check.feed(b"data: [DONE]\n\n") == (b"data: [DONE]\n\n", True)
     assert check.feed(b"data: {cut\n\n") == (b"", False)
+
+
+def _ended(dialect: str, stream: bytes, split: int | None = None) -> bool:
+    check = EventCheck(stream_end(dialect))
+    pieces = [stream] if split is None else [stream[:split], stream[split:]]
+    for piece in pieces:
+        assert check.feed(piece)[1]
+    check.rest()
+    return check.ended
+
+
+OPENAI_BODY = b'data: {"choices":[{"delta":{"content":"hi"},"finish_reason":null}]}\n\n'
+ENDS = {
+    "openai": [
+        b"data: [DONE]\n\n",
+        b'data: {"choices":[{"delta":{},"finish_reason":"stop"}]}\n\n',
+        b'data: {"error": {"message": "overloaded"}}\n\n',
+    ],
+    "anthropic": [
+        b'event: message_stop\ndata: {"type":"message_stop"}\n\n',
+        b'event: error\ndata: {"type": "error", "error": {"type": "overloaded_error"}}\n\n',
+    ],
+    "gemini": [
+        b'data: {"candidates": [{"content": {}, "finishReason": "STOP"}]}\n\n',
+        b'data: {"promptFeedback": {"blockReason": "SAFETY"}}\n\n',
+    ],
+    "responses": [
+        b'event: response.completed\ndata: {"type":"response.completed","response":{}}\n\n',
+        b'event: response.incomplete\ndata: {"type":"response.incomplete"}\n\n',
+        b'event: error\ndata: {"type":"error","message":"x"}\n\n',
+    ],
+}
+
+
+def test_each_dialects_end_is_seen_at_any_split() -> None:
+    for dialect, ends in ENDS.items():
+        for end in ends:
+            stream = OPENAI_BODY + end
+            for split in range(1, len(stream)):
+                assert _ended(dialect, stream, split), (dialect, end, split)
+
+
+def test_a_clean_close_without_the_end_is_not_ended() -> None:
+    assert not _ended("openai", OPENAI_BODY * 3)
+    assert not _ended("anthropic", b'event: ping\ndata: {"type": "ping"}\n\n')
+    assert not _ended("gemini", b'data: {"candidates": [{"content": {"parts": []}}]}\n\n')
+    assert not _ended("responses", b'event: response.created\ndata: {"type":"x"}\n\n')
+    # the words in generated text are escaped JSON: they never count as the end
+    text = b'data: {"choices":[{"delta":{"content":"\\"finish_reason\\":\\"stop\\""}}]}\n\n'
+    assert not _ended("openai", text)
+    quoted = b'data: {"delta": {"text": "\\"type\\":\\"message_stop\\""}}\n\n'
+    assert not _ended("anthropic", quoted)
+
+
+def test_no_end_to_wait_for_counts_as_ended() -> None:
+    assert EventCheck().ended
+    assert stream_end("no-such-dialect") is None

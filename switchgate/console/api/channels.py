@@ -13,20 +13,21 @@ from switchgate.console.api.channel_keys import (
 )
 from switchgate.console.api.registry import BOOL, INT, STR, STR_LIST, ApiRoute, obj
 from switchgate.console.deps import Actor, ApiError, gw, json_body, path_int
+from switchgate.providers.registry import kind_names
 from switchgate.relay.paid_options import check_paid_options
 from switchgate.relay.probe import probe_channel
 from switchgate.routing.channels import (
-    KNOWN_KINDS,
     load_channels,
     set_channel_status,
     upsert_channel,
 )
 from switchgate.routing.health import channel_health
+from switchgate.routing.keys import KeySpec
 from switchgate.storage.tables import channels
 
 CHANNEL_FIELDS = {
     "name": STR,
-    "kind": {"enum": list(KNOWN_KINDS)},
+    "kind": {"enum": list(kind_names())},
     "base_url": STR,
     "api_key": {**STR, "description": "write-only; leave out when editing to keep the key"},
     "api_keys": KEYS_FIELD,
@@ -51,7 +52,17 @@ async def list_channels(request: Request, actor: Actor) -> dict[str, Any]:
     breakers = state.health.snapshot()
     errors = state.channel_errors.snapshot()
     return {
-        "kinds": list(KNOWN_KINDS),
+        "kinds": list(state.kinds),
+        "kind_details": [
+            {
+                "name": k.name,
+                "label": k.label,
+                "default_base_url": k.default_base_url,
+                "needs_key": k.needs_key,
+                "endpoints": sorted(k.endpoints),
+            }
+            for k in state.kinds.values()
+        ],
         "items": [
             {
                 "id": c.id,
@@ -68,7 +79,7 @@ async def list_channels(request: Request, actor: Actor) -> dict[str, Any]:
                 "api_version": c.extra.get("api_version"),
                 "paid_options": list(c.extra.get("paid_options", ())),
                 **channel_health(breakers, c.id),
-                "keys": [key_view(k) for k in c.key_list()],
+                "keys": [key_view(k, c.id, breakers) for k in c.key_list()],
                 "last_error": errors[c.id].message if c.id in errors else None,
                 "last_error_at": errors[c.id].at_ms if c.id in errors else None,
             }
@@ -100,7 +111,7 @@ async def _save(request: Request, body: dict[str, Any], current: Any | None) -> 
     keys = keys_from_body(body)
     key = str(body.get("api_key") or "") or (current or {}).get("api_key", "")
     if keys is None and body.get("api_key"):
-        keys = [(key, 1)]  # a new single key replaces the list
+        keys = [KeySpec(key)]  # a new single key replaces the list
     if keys is None and current is not None:
         keys = current.get("keys")  # kept as they are
     if not key and not keys:
@@ -155,7 +166,7 @@ async def _current(request: Request, channel_id: int) -> dict[str, Any]:
         "kind": c.kind,
         "base_url": c.base_url,
         "api_key": c.api_key,
-        "keys": [(k.key, k.weight) for k in c.key_list()],
+        "keys": [KeySpec(k.key, k.weight, k.max_concurrency, k.rpm) for k in c.key_list()],
         "models": list(c.models),
         "model_map": dict(c.model_map),
         "priority": c.priority,
@@ -193,7 +204,7 @@ async def test_channel(request: Request, actor: Actor) -> dict[str, Any]:
     model = (await json_body(request)).get("model")
     result = await probe_channel(
         state.upstream,
-        state.providers,
+        state.kinds,
         found[0],
         prices=state.catalog.prices,
         model=str(model) if model else None,

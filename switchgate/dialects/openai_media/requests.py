@@ -5,6 +5,7 @@ the model, what is billed, and what a translation needs. Errors are 400s naming 
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
+from switchgate.core.rerank import RerankRequest
 from switchgate.errors import invalid
 
 MAX_EMBEDDING_INPUTS: Final = 2048
@@ -182,16 +183,6 @@ def parse_speech(body: dict[str, Any]) -> SpeechRequest:
 
 
 # ---------------------------------------------------------------- rerank
-
-
-@dataclass(frozen=True, slots=True)
-class RerankRequest:
-    model: str
-    query: str
-    documents: list[str]
-    top_n: int | None
-    return_documents: bool
-    max_tokens_per_doc: int | None
 
 
 def _document(value: Any) -> str:

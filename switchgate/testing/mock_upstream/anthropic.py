@@ -237,6 +237,13 @@ class AnthropicMessages:
             problem = anthropic_violation(body)
         if problem is not None:
             return anthropic_error(400, problem)
+        return await self.reply(request, body, body["model"])
+
+    async def reply(
+        self, request: web.Request, body: dict[str, Any], model: str
+    ) -> web.StreamResponse:
+        """The answer to a validated Messages body (also served by Vertex's rawPredict)."""
+        state = self.state
         ask = messages_ask(body, body["messages"])
         d = parse_directives(ask.last_user_text)
         config = state.config
@@ -248,8 +255,8 @@ class AnthropicMessages:
         mid = f"msg_mock{number:020d}"
         headers = {"request-id": f"req_mock{number}"}
         if body.get("stream") is not True:
-            return json_response(message(mid, body["model"], plan), 200, headers)
-        events = message_stream(mid, body["model"], plan)
+            return json_response(message(mid, model, plan), 200, headers)
+        events = message_stream(mid, model, plan)
         drop_after = d.drop_after
         if d.close_after_content:  # message_delta and message_stop never come
             drop_after = len(events) - 2

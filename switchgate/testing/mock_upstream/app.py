@@ -13,12 +13,14 @@ from .config import MockConfig
 from .control import Control
 from .faults import fault_middleware
 from .gemini import Gemini
+from .google_token import GoogleAccounts
 from .openai_chat import OpenAIChat
 from .openai_embed import OpenAIEmbeddings
 from .openai_media import OpenAIMedia
 from .openai_responses import OpenAIResponses
 from .realtime import Realtime
 from .state import MockState
+from .vertex import Vertex
 
 STATE: Final = web.AppKey("switchgate_mock_state", MockState)
 MAX_BODY: Final = 64 * 1024 * 1024
@@ -51,6 +53,15 @@ def _add_routes(app: web.Application, state: MockState) -> None:
         router.add_get(prefix + "/models", catalog.list_models)
         router.add_get(prefix + "/models/{name}", catalog.get_model)
         router.add_post(prefix + "/models/{name}", gemini.action)
+    accounts = GoogleAccounts()  # Google's token endpoint and Vertex AI (google_token.py)
+    router.add_post("/token", accounts.token)
+    router.add_get("/_mock/google/service-accounts", accounts.list)
+    router.add_post("/_mock/google/service-accounts", accounts.register)
+    router.add_post("/_mock/google/expire-tokens", accounts.expire_tokens)
+    router.add_post(
+        "/v1/projects/{project}/locations/{location}/publishers/{publisher}/models/{name}",
+        Vertex(state, accounts).action,
+    )
     control = Control(state)
     router.add_get("/_mock/requests", control.requests)
     router.add_delete("/_mock/requests", control.clear)

@@ -26,6 +26,7 @@ class MockConfig:
     stall_after: int | None = None
     cut_after: int | None = None
     invalid_after: int | None = None
+    end_after: int | None = None
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -34,7 +35,7 @@ class MockConfig:
 _FAULT_FIELDS = frozenset(
     f.name
     for f in fields(MockConfig)
-    if f.name.startswith(("fault_", "stall_", "cut_", "invalid_")) or f.name == "hang"
+    if f.name.startswith(("fault_", "stall_", "cut_", "invalid_", "end_")) or f.name == "hang"
 )
 
 

@@ -12,6 +12,8 @@ every upstream that sees the text; these act on one server, whatever it is sent.
     stall_after        stream: send this many events, then nothing (connection open)
     cut_after          stream: send this many events, then close the connection
     invalid_after      stream: send this many events, then one that is not valid JSON
+    end_after          stream: send this many events, then end the response cleanly
+                       (HTTP-wise complete) without the stream's terminator event
 """
 
 import asyncio
@@ -72,9 +74,11 @@ def fault_middleware(state: MockState) -> Any:
                 state.record(request, request.content_length or 0, body)
                 return _error(request, config)
         if config.stall_after is not None or config.cut_after is not None:
-            request[STREAM_FAULTS] = (config.stall_after, config.cut_after, None)
+            request[STREAM_FAULTS] = (config.stall_after, config.cut_after, None, None)
         elif config.invalid_after is not None:
-            request[STREAM_FAULTS] = (None, None, config.invalid_after)
+            request[STREAM_FAULTS] = (None, None, config.invalid_after, None)
+        elif config.end_after is not None:
+            request[STREAM_FAULTS] = (None, None, None, config.end_after)
         return await handler(request)
 
     return middleware

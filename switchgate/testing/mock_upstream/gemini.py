@@ -199,7 +199,7 @@ class Gemini:
         if not isinstance(body, dict):
             return gemini_error(400, "Invalid JSON payload received.", as_array=array)
         if action in ("generateContent", "streamGenerateContent"):
-            return await self._generate(request, body, model, action != "generateContent", array)
+            return await self.generate(request, body, model, action != "generateContent", array)
         if action == "countTokens":
             return self._count(body)
         if action == "embedContent":
@@ -208,7 +208,7 @@ class Gemini:
             return await self._batch_embed(body, model)
         return gemini_error(404, f"Method not found: {action}")
 
-    async def _generate(
+    async def generate(
         self, request: web.Request, body: dict[str, Any], model: str, stream: bool, array: bool
     ) -> web.StreamResponse:
         contents = _get(body, "contents", "contents")
@@ -250,7 +250,7 @@ class Gemini:
         ask = gemini_ask(source, contents if isinstance(contents, list) else [])
         return json_response({"totalTokens": max(1, ask.prompt_words)})
 
-    async def _embed_directives(self, texts: list[str]) -> web.Response | None:
+    async def embed_directives(self, texts: list[str]) -> web.Response | None:
         """Apply the directives found in the texts: the latency, then a forced error."""
         d = parse_directives("\n".join(texts))
         latency = d.latency_ms if d.latency_ms is not None else self.state.config.latency_ms
@@ -259,7 +259,7 @@ class Gemini:
 
     async def _embed(self, body: dict[str, Any], model: str) -> web.Response:
         text, _ = _part_texts(_get(_get(body, "content", "content"), "parts", "parts"))
-        forced = await self._embed_directives([text])
+        forced = await self.embed_directives([text])
         if forced is not None:
             return forced
         dims = _dims(body, model)
@@ -283,7 +283,7 @@ class Gemini:
                     400, f"Model of request {i} ({named}) does not match models/{model}."
                 )
             texts.append(_part_texts(_get(_get(item, "content", "content"), "parts", "parts"))[0])
-        forced = await self._embed_directives(texts)
+        forced = await self.embed_directives(texts)
         if forced is not None:
             return forced
         out = [

@@ -84,7 +84,10 @@ async def send_stream(
     (cheapest); with `interval_ms` every event is written (flushed) separately; with a cut the
     TCP connection is closed after the last event, without any terminator. `tail` =
     (N, ms): everything but the last N events goes out at once, then a pause of `ms`."""
-    stall_after, cut_after, invalid_after = request.get(STREAM_FAULTS) or (None, None, None)
+    faults = request.get(STREAM_FAULTS) or (None, None, None, None)
+    stall_after, cut_after, invalid_after, end_after = faults
+    if end_after is not None:  # a clean end (final chunk sent), without the terminator
+        events = events[:end_after]
     if cut_after is not None:
         drop_after = cut_after if drop_after is None else min(drop_after, cut_after)
     if invalid_after is not None:

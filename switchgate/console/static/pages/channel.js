@@ -1,6 +1,9 @@
 import { api, h, show, panel, table, badge, fail, toast, field, dialog, lines } from "../js/lib.js";
 
-let KINDS = ["openai", "azure", "anthropic", "gemini"];
+// The channel kinds come from the API (GET /api/channels: kinds, kind_details), which
+// reads the provider registry (switchgate/providers/registry.py): none are listed here.
+let KINDS = [];
+let KIND_DETAILS = {};
 const pairs = obj => Object.entries(obj || {}).map(([k, v]) => `${k}=${v}`).join("\n");
 function parsePairs(text) {
   const out = {};
@@ -8,12 +11,23 @@ function parsePairs(text) {
   return out;
 }
 
+const baseUrlHint = kind => KIND_DETAILS[kind]?.default_base_url || "https://…";
+function kindSelect(current) {
+  const select = h("select", { name: "kind" }, KINDS.map(k =>
+    h("option", { value: k, selected: current === k }, KIND_DETAILS[k]?.label ? `${KIND_DETAILS[k].label} (${k})` : k)));
+  select.addEventListener("change", () => {
+    const base = select.form?.querySelector("input[name=base_url]");
+    if (base) base.placeholder = baseUrlHint(select.value);
+  });
+  return select;
+}
+
 function channelFields(c = {}) {
   const editing = !!c.id;
   return h("div", { class: "form-grid" },
     field("Name", h("input", { name: "name", value: c.name || "", required: !editing, readonly: editing })),
-    field("Kind", h("select", { name: "kind" }, KINDS.map(k => h("option", { value: k, selected: (c.kind || "openai") === k }, k)))),
-    h("label", { class: "wide" }, "Base URL", h("input", { name: "base_url", value: c.base_url || "", placeholder: "https://api.openai.com/v1", required: true })),
+    field("Kind", kindSelect(c.kind || KINDS[0])),
+    h("label", { class: "wide" }, "Base URL", h("input", { name: "base_url", value: c.base_url || "", placeholder: baseUrlHint(c.kind || KINDS[0]), required: true })),
     h("label", { class: "wide" }, "API key", h("input", { name: "api_key", type: "password", autocomplete: "off", placeholder: editing ? `unchanged (${c.key_hint})` : "sk-…", required: !editing })),
     h("label", { class: "wide" }, "Models (comma or one per line)", h("textarea", { name: "models", rows: 2, required: true }, (c.models || []).join(", "))),
     field("Priority", h("input", { name: "priority", type: "number", value: c.priority ?? 0 }), "higher tiers are tried first"),
@@ -77,8 +91,9 @@ function live() {
 }
 
 async function load() {
-  const { items, kinds } = await api("GET", "/api/channels");
+  const { items, kinds, kind_details } = await api("GET", "/api/channels");
   if (kinds) KINDS = kinds;
+  if (kind_details) KIND_DETAILS = Object.fromEntries(kind_details.map(d => [d.name, d]));
   const form = h("form", { class: "stack", id: "channel-form" }, channelFields(),
     h("div", {}, h("button", { type: "submit", class: "primary" }, "Add channel")));
   form.addEventListener("submit", async e => {

@@ -85,9 +85,9 @@ def _key(entry: dict[str, Any]) -> str:
         if not value:
             raise ConfigError(f"channel {entry.get('name')!r}: ${entry['key_env']} is not set")
         return value
-    if "key" not in entry:
-        raise ConfigError(f"channel {entry.get('name')!r} needs `key` or `key_env`")
-    return str(entry["key"])
+    # No key: fine for a kind that needs none (a local server); the others are refused
+    # with "a channel needs at least one API key" (routing/channels.py).
+    return str(entry.get("key", ""))
 
 
 def _price(value: Any) -> int:
@@ -134,6 +134,9 @@ async def apply_config(
                 extra["timeouts"] = check_timeouts(dict(entry["timeouts"]))
             if "paid_options" in entry:
                 extra["paid_options"] = check_paid_options(entry["paid_options"])
+            options = entry.get("options")  # a kind's own settings (Target.options)
+            if isinstance(options, dict):
+                extra.update({str(k): v for k, v in options.items() if str(k) not in extra})
             _, created = await upsert_channel(
                 conn,
                 box,

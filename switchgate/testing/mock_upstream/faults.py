@@ -24,7 +24,7 @@ from typing import Any, Final
 from aiohttp import web
 
 from .config import MockConfig
-from .errors import anthropic_error, gemini_error, openai_error
+from .errors import anthropic_error, cohere_error, gemini_error, openai_error
 from .httpkit import STREAM_FAULTS, parse_json
 from .state import MockState
 
@@ -48,6 +48,8 @@ def _error(request: web.Request, config: MockConfig) -> web.Response:
         response = anthropic_error(status, message)
     elif "/models/" in path:
         response = gemini_error(status, message)
+    elif path in ("/v2/chat", "/v2/embed"):
+        response = cohere_error(status, message)
     else:
         code = "context_length_exceeded" if message and "context" in message.lower() else None
         response = openai_error(status, message, code)

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from switchgate.providers.anthropic import AnthropicProvider
+from switchgate.providers.bedrock import BedrockProvider
 from switchgate.providers.capabilities import (
     Authorizer,
     ChatProvider,
@@ -141,10 +142,17 @@ def provider_kinds() -> Mapping[str, ProviderKind]:
             endpoints=frozenset({CHAT, EMBEDDINGS}),
         ),
         ProviderKind(
+            "bedrock",
+            "AWS Bedrock",
+            BedrockProvider(),
+            default_base_url=BedrockProvider.default_base_url,
+            endpoints=frozenset({CHAT, EMBEDDINGS}),
+        ),
+        ProviderKind(
             "vertex",
             "Google Vertex AI (Gemini, Claude)",
             VertexProvider(),
-            default_base_url="https://aiplatform.googleapis.com",
+            default_base_url=VertexProvider.default_base_url,
             endpoints=frozenset({CHAT, EMBEDDINGS}),
         ),
         ProviderKind(

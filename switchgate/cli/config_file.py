@@ -3,9 +3,9 @@
 [settings]                 # any Settings field, e.g. port = 8080
 [[channels]]
 name = "openai-main"
-kind = "openai"            # openai | azure | anthropic | gemini | cohere | jina
+kind = "openai"            # any kind in docs/providers.md (openai, anthropic, mistral...)
 base_url = "https://api.openai.com/v1"
-key_env = "OPENAI_API_KEY" # or: key = "sk-..."
+key_env = "OPENAI_API_KEY" # or: key = "sk-..."; none for ollama, vllm, lmstudio
 # or many keys, used in turn by weight: keys = ["sk-1", { key = "sk-2", weight = 3 }]
 # a key may be capped: { key = "sk-3", max_concurrency = 4, rpm = 60 }
 models = ["gpt-4o-mini"]
@@ -16,6 +16,7 @@ headers = { "X-Org" = "abc" }
 responses = true           # openai kind: also serves the Responses API (passthrough);
                            # default: on for api.openai.com, off for other base URLs
 timeouts = { stream_first_byte = 10, stream_idle = 15 }  # this channel's limits, seconds
+options = { safe_prompt = true }  # a kind's own settings (docs/providers.md)
 [fallbacks]                # other models tried in order when a model's channels all fail
 "gpt-5" = ["claude-sonnet-4-5", "gpt-4.1"]   # (docs/routing.md); [] removes them
 [prices."gpt-4o-mini"]     # USD per 1M tokens, as strings or numbers

@@ -10,6 +10,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from switchgate import jsonutil
 from switchgate.accounts.service import AccountError
 from switchgate.billing.ledger import LedgerError
 from switchgate.catalogue.entries import CatalogueError
@@ -100,12 +101,13 @@ def _parser() -> argparse.ArgumentParser:
     csub = channels.add_subparsers(dest="action", required=True)
     cadd = csub.add_parser("add", help="create a channel, or update the one with this name")
     cadd.add_argument("name")
-    cadd.add_argument(
-        "--kind", required=True, help="openai | azure | anthropic | gemini | cohere | jina"
-    )
+    cadd.add_argument("--kind", required=True, help="a channel kind (docs/providers.md)")
     cadd.add_argument("--base-url", required=True)
     cadd.add_argument(
-        "--key", required=True, action="append", help="the API key; repeat for several keys"
+        "--key",
+        action="append",
+        default=[],
+        help="the API key; repeat for several keys (none for ollama, vllm, lmstudio)",
     )
     cadd.add_argument("--key-weights", help="comma-separated weights, one per --key")
     cadd.add_argument("--models", required=True, help="comma-separated model names")
@@ -113,6 +115,13 @@ def _parser() -> argparse.ArgumentParser:
     cadd.add_argument("--weight", type=int, default=1)
     cadd.add_argument("--map", action="append", default=[], metavar="ALIAS=UPSTREAM_MODEL")
     cadd.add_argument("--header", action="append", default=[], metavar="NAME=VALUE")
+    cadd.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a kind's own setting (VALUE: JSON, else text), e.g. safe_prompt=true",
+    )
     cadd.add_argument("--api-version", help="Azure api-version")
     cadd.add_argument(
         "--responses",
@@ -257,6 +266,8 @@ async def _channels_add(ops: Ops, args: argparse.Namespace) -> None:
         extra["api_version"] = args.api_version
     if args.responses is not None:
         extra["responses"] = args.responses
+    for name, value in _pairs(args.option, "--option").items():
+        extra.setdefault(name, _option_value(value))
     channel_id, created = await ops.add_channel(
         name=args.name,
         kind=args.kind,
@@ -270,6 +281,14 @@ async def _channels_add(ops: Ops, args: argparse.Namespace) -> None:
         extra=extra,
     )
     print(f"channel {args.name} (id {channel_id}) {'created' if created else 'updated'}")
+
+
+def _option_value(text: str) -> Any:
+    """`--option` values: JSON when they parse (true, 3, {"a": 1}), else the text."""
+    try:
+        return jsonutil.loads(text)
+    except jsonutil.JSONDecodeError:
+        return text
 
 
 def _cli_keys(keys: list[str], weights: str | None) -> list[KeySpec]:

@@ -51,7 +51,7 @@ base_url = "{mock}/presets/mistral/v1"
 key = "mock-key"
 models = ["mistral-mock", "magistral-mock"]
 map = {{ "mistral-mock" = "mistral-large-latest", "magistral-mock" = "magistral-medium-latest" }}
-options = {{ safe_prompt = true }}
+options = {{ safe_prompt = "true" }}
 
 [[channels]]
 name = "preset-ollama"

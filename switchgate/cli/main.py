@@ -124,7 +124,8 @@ def _parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="NAME=VALUE",
-        help="a kind-specific setting, e.g. bedrock: region=us-east-1 (docs/providers.md)",
+        help="a kind-specific setting, e.g. bedrock: region=us-east-1, vertex: "
+        "location=us-east5 (docs/providers.md); repeat for several",
     )
     cadd.add_argument(
         "--responses",

@@ -121,7 +121,7 @@ def build_request(kind: ProviderKind, call: str, target: Target) -> UpstreamRequ
         shaped = kind.openai_shaped(EMBEDDINGS)
         if shaped is None:
             return None
-        return passthrough_json(kind.name, target, "embeddings", {"input": ["hello"]})
+        return passthrough_json(shaped, target, "embeddings", {"input": ["hello"]})
     if call == "rerank":
         rerank = kind.rerank()
         if rerank is None:

@@ -116,6 +116,4 @@ def sign_v4(
     request = AWSRequest(method=method, url=url, data=body, headers=signed)
     credentials = Credentials(keys.access_key, keys.secret_key, keys.token)
     SigV4Auth(credentials, SERVICE, region).add_auth(request)
-    return {
-        str(name): str(value) for name, value in request.headers.items() if name != "host"
-    }
+    return {str(name): str(value) for name, value in request.headers.items() if name != "host"}

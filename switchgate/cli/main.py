@@ -107,7 +107,10 @@ def _parser() -> argparse.ArgumentParser:
     )
     cadd.add_argument("--base-url", required=True)
     cadd.add_argument(
-        "--key", required=True, action="append", help="the API key; repeat for several keys"
+        "--key",
+        action="append",
+        default=[],
+        help="the API key; repeat for several keys (none for ollama, vllm, lmstudio)",
     )
     cadd.add_argument("--key-weights", help="comma-separated weights, one per --key")
     cadd.add_argument("--models", required=True, help="comma-separated model names")

@@ -179,6 +179,9 @@ def _chat_text(data: dict[str, Any]) -> str:
         if "candidates" in data:  # Gemini
             parts = data["candidates"][0]["content"]["parts"]
             return "".join(p.get("text", "") for p in parts if isinstance(p, dict))
+        if isinstance(data.get("output"), dict):  # Bedrock Converse
+            blocks = data["output"]["message"]["content"]
+            return "".join(b.get("text", "") for b in blocks if isinstance(b, dict))
         if isinstance(data.get("message"), dict):  # Cohere v2
             items = data["message"].get("content") or []
             return "".join(i.get("text", "") for i in items if isinstance(i, dict))

@@ -49,6 +49,7 @@ kind = "vertex"
 base_url = "{mock_url}"
 key_env = "VERTEX_SA_JSON"
 models = ["{GEMINI}", "{CLAUDE}", "{EMBED}"]
+options = {{ location = "us-east5" }}
 [channels.map]
 "{GEMINI}" = "gemini-2.5-flash"
 "{CLAUDE}" = "claude-sonnet-4-5@20250929"
@@ -135,7 +136,7 @@ def test_openai_sdk_chat_and_ledger(
     )
     upstream = "claude-sonnet-4-5@20250929" if model == CLAUDE else "gemini-2.5-flash"
     assert calls[0]["path"] == (
-        f"/v1/projects/vertex-e2e/locations/us-central1/publishers/{publisher}/models/"
+        f"/v1/projects/vertex-e2e/locations/us-east5/publishers/{publisher}/models/"
         f"{upstream}:{method}"
     )
     assert calls[0]["headers"]["authorization"] == "<redacted>"

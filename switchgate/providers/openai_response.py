@@ -11,6 +11,7 @@
 
 import re
 import secrets
+from collections.abc import Callable
 from typing import Any, Final
 
 from switchgate.core.content import OutputPart, TextPart, ThinkingPart, ToolCallPart
@@ -63,13 +64,19 @@ def usage_from_openai(raw: Any) -> Usage | None:
     )
 
 
-def parse_openai_response(body: bytes) -> ChatResponse:
+def parse_openai_response(
+    body: bytes, normalize: Callable[[dict[str, Any]], dict[str, Any]] | None = None
+) -> ChatResponse:
+    """`normalize` rewrites the parsed body into the O shape first (an OpenAI-compatible
+    preset's quirks, providers/openai_quirks.py)."""
     try:
         data = loads(body)
     except JSONDecodeError:
         raise GatewayError(ErrorKind.UPSTREAM_ERROR, "upstream returned invalid JSON") from None
     if not isinstance(data, dict):
         raise GatewayError(ErrorKind.UPSTREAM_ERROR, "upstream returned an unexpected body")
+    if normalize is not None:
+        data = normalize(data)
     if data.get("error") is not None:
         raise error_from_payload(data)
     choices = data.get("choices")

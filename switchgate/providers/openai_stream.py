@@ -11,8 +11,12 @@ Decoder rules (protocols §1.5):
 - finish(): Finish(STOP, or TOOL_CALLS after tool calls) if [DONE] came without a
   finish_reason; a StreamError if no chunk came at all, or if neither came (the upstream
   closed the stream mid-answer).
+
+`normalize`, when given, rewrites each parsed chunk into the O shape above first: the
+hook OpenAI-compatible presets use for their dialect of it (providers/openai_quirks.py).
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,6 +43,8 @@ from switchgate.providers.openai_response import (
 )
 from switchgate.providers.sse import UNFINISHED, SSEParser
 
+ChunkHook = Callable[[dict[str, Any]], dict[str, Any]]
+
 
 @dataclass
 class _Call:
@@ -52,7 +58,8 @@ class _Call:
 class OpenAIStreamDecoder:
     """Implements providers.base.StreamDecoder for one upstream stream."""
 
-    def __init__(self) -> None:
+    def __init__(self, normalize: ChunkHook | None = None) -> None:
+        self._normalize = normalize
         self._sse = SSEParser()
         self._started = False
         self._finished = False
@@ -102,6 +109,8 @@ class OpenAIStreamDecoder:
             return
         if not isinstance(chunk, dict):
             return
+        if self._normalize is not None:
+            chunk = self._normalize(chunk)
         if chunk.get("error") is not None:
             self._fail(error_from_payload(chunk), events)
             return

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from switchgate.providers.anthropic import AnthropicProvider
+from switchgate.providers.bedrock import BedrockProvider
 from switchgate.providers.capabilities import (
     Authorizer,
     ChatProvider,
@@ -22,9 +23,13 @@ from switchgate.providers.capabilities import (
     RerankProvider,
     ResponsesProvider,
 )
+from switchgate.providers.cohere import CohereProvider
 from switchgate.providers.gemini import GeminiProvider
 from switchgate.providers.openai import AzureOpenAIProvider, OpenAIProvider
+from switchgate.providers.openai_compatible import PresetProvider
+from switchgate.providers.openai_presets import PRESETS
 from switchgate.providers.rerank import RerankAPI
+from switchgate.providers.vertex import VertexProvider
 
 # The endpoints a kind can serve, and the capability (providers/capabilities.py) each
 # needs of its adapter: chat: ChatProvider; embeddings: EmbeddingsProvider or
@@ -137,11 +142,25 @@ def provider_kinds() -> Mapping[str, ProviderKind]:
             endpoints=frozenset({CHAT, EMBEDDINGS}),
         ),
         ProviderKind(
+            "bedrock",
+            "AWS Bedrock",
+            BedrockProvider(),
+            default_base_url=BedrockProvider.default_base_url,
+            endpoints=frozenset({CHAT, EMBEDDINGS}),
+        ),
+        ProviderKind(
+            "vertex",
+            "Google Vertex AI (Gemini, Claude)",
+            VertexProvider(),
+            default_base_url=VertexProvider.default_base_url,
+            endpoints=frozenset({CHAT, EMBEDDINGS}),
+        ),
+        ProviderKind(
             "cohere",
             "Cohere",
-            RerankAPI("cohere"),
+            CohereProvider(),
             default_base_url="https://api.cohere.com",
-            endpoints=frozenset({RERANK}),
+            endpoints=frozenset({CHAT, EMBEDDINGS, RERANK}),
         ),
         ProviderKind(
             "jina",
@@ -149,6 +168,19 @@ def provider_kinds() -> Mapping[str, ProviderKind]:
             RerankAPI("jina"),
             default_base_url="https://api.jina.ai",
             endpoints=frozenset({RERANK}),
+        ),
+        # OpenAI-compatible presets (deepseek, mistral, ollama, groq, ...): one entry each,
+        # its endpoints, base URL and key rule from its preset (providers/openai_presets.py).
+        *(
+            ProviderKind(
+                p.kind,
+                p.label,
+                PresetProvider(p),
+                default_base_url=p.default_base_url,
+                needs_key=p.needs_key,
+                endpoints=p.endpoints,
+            )
+            for p in PRESETS
         ),
     )
     return {kind.name: kind for kind in kinds}

@@ -23,17 +23,20 @@ from switchgate.errors import ErrorKind, GatewayError
 from switchgate.providers.base import Target, UpstreamRequest
 from switchgate.providers.openai_response import classify_openai_error
 
-RERANK_KINDS: Final = frozenset({"cohere", "jina", "openai"})
 _VERSION_SUFFIX: Final = re.compile(r"/v\d+$")
 
 
+def api_root(base_url: str) -> str:
+    """The base URL without a trailing slash or version segment (`/v1`, `/v2`...)."""
+    return _VERSION_SUFFIX.sub("", base_url.rstrip("/"))
+
+
 def rerank_url(kind: str, target: Target) -> str:
-    base = target.base_url.rstrip("/")
     if kind == "cohere":
-        return _VERSION_SUFFIX.sub("", base) + "/v2/rerank"
+        return api_root(target.base_url) + "/v2/rerank"
     if kind == "jina":
-        return _VERSION_SUFFIX.sub("", base) + "/v1/rerank"
-    return base + "/rerank"
+        return api_root(target.base_url) + "/v1/rerank"
+    return target.base_url.rstrip("/") + "/rerank"
 
 
 def rerank_body(kind: str, request: RerankRequest, upstream_model: str) -> dict[str, Any]:

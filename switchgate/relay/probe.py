@@ -121,7 +121,7 @@ def build_request(kind: ProviderKind, call: str, target: Target) -> UpstreamRequ
         shaped = kind.openai_shaped(EMBEDDINGS)
         if shaped is None:
             return None
-        return passthrough_json(kind.name, target, "embeddings", {"input": ["hello"]})
+        return passthrough_json(shaped, target, "embeddings", {"input": ["hello"]})
     if call == "rerank":
         rerank = kind.rerank()
         if rerank is None:
@@ -158,8 +158,11 @@ def _summary(call: str, data: Any) -> tuple[str | None, str]:
     model = data.get("model") or data.get("modelVersion")
     if call == "embedding":
         items = data.get("data") or data.get("embeddings") or []
-        first = items[0] if items and isinstance(items[0], dict) else {}
-        vector = first.get("embedding") or first.get("values") or []
+        if isinstance(items, dict):  # Cohere v2: {"float": [[...], ...]}
+            items = items.get("float") or []
+        first = items[0] if items and isinstance(items[0], dict | list) else {}
+        vector = first if isinstance(first, list) else first.get("embedding") or first.get("values")
+        vector = vector or []
         return model, f"embedding of {len(vector)} dimensions"
     if call == "rerank":
         return model, f"{len(data.get('results') or [])} ranked documents"
@@ -176,6 +179,12 @@ def _chat_text(data: dict[str, Any]) -> str:
         if "candidates" in data:  # Gemini
             parts = data["candidates"][0]["content"]["parts"]
             return "".join(p.get("text", "") for p in parts if isinstance(p, dict))
+        if isinstance(data.get("output"), dict):  # Bedrock Converse
+            blocks = data["output"]["message"]["content"]
+            return "".join(b.get("text", "") for b in blocks if isinstance(b, dict))
+        if isinstance(data.get("message"), dict):  # Cohere v2
+            items = data["message"].get("content") or []
+            return "".join(i.get("text", "") for i in items if isinstance(i, dict))
     except (KeyError, IndexError, TypeError, AttributeError):
         return ""
     return ""

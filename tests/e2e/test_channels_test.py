@@ -20,6 +20,7 @@ from tests.support import Process, gateway_env, run_cli
 PRICES = {
     "embed-mock": Price("embed-mock", kind="embedding"),
     "tts-mock": Price("tts-mock", kind="tts"),
+    "rerank-y": Price("rerank-y", kind="rerank"),
 }
 
 
@@ -54,7 +55,10 @@ async def _probe(client: UpstreamClient, channel: Channel, timeout: float = 5) -
         ("gemini", "", ("gemini-x",), "chat"),
         ("openai", "/v1", ("tts-mock", "embed-mock"), "embedding"),
         ("gemini", "", ("embed-mock",), "embedding"),
-        ("cohere", "", ("rerank-x",), "rerank"),
+        ("cohere", "", ("rerank-y",), "rerank"),
+        ("cohere", "", ("command-x",), "chat"),
+        ("cohere", "", ("embed-mock",), "embedding"),
+        ("jina", "", ("rerank-x",), "rerank"),
     ],
 )
 async def test_a_working_channel_answers_with_the_upstreams_model_name(
@@ -68,8 +72,11 @@ async def test_a_working_channel_answers_with_the_upstreams_model_name(
     result = await _probe(client, _channel(kind, mock.base_url + path, models))
     assert result.ok and result.outcome == "ok", result
     assert result.call == call and result.status == 200 and result.diagnosis == ""
-    if (kind, call) != ("gemini", "embedding"):  # Gemini's embeddings name no model
+    # Gemini's embeddings and Cohere's chat and embed answers name no model
+    if (kind, call) not in (("gemini", "embedding"), ("cohere", "chat"), ("cohere", "embedding")):
         assert result.upstream_model, result
+    if kind == "cohere" and call == "chat":
+        assert result.message == "Hello from mock! You said: Say hello in three words.", result
     if models == ("gpt-a",):  # the model map is applied: the upstream saw its own name
         assert result.model == "gpt-a" and "gpt-upstream" in result.upstream_model
     sent = mock.requests[-1]

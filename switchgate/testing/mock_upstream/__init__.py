@@ -1,4 +1,4 @@
-"""A fake LLM upstream speaking the OpenAI, Anthropic and Gemini wire formats
+"""A fake LLM upstream speaking the OpenAI, Anthropic, Gemini and Cohere v2 wire formats
 (/work/shared/protocols.md), for tests and benchmarks of the gateway.
 
 It is deliberately independent of `switchgate.dialects` / `switchgate.providers`: it is the test

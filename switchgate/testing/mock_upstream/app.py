@@ -8,7 +8,9 @@ from typing import Any, Final
 from aiohttp import WSCloseCode, web
 
 from .anthropic import AnthropicMessages
+from .bedrock import BedrockRuntime
 from .catalog import Catalog
+from .cohere import Cohere
 from .config import MockConfig
 from .control import Control
 from .faults import fault_middleware
@@ -18,6 +20,7 @@ from .openai_chat import OpenAIChat
 from .openai_embed import OpenAIEmbeddings
 from .openai_media import OpenAIMedia
 from .openai_responses import OpenAIResponses
+from .presets import PresetModes
 from .realtime import Realtime
 from .state import MockState
 from .vertex import Vertex
@@ -35,6 +38,9 @@ def _add_routes(app: web.Application, state: MockState) -> None:
     router.add_post("/v1/embeddings", embed.embeddings)
     for path in ("/v1/rerank", "/rerank", "/v2/rerank"):
         router.add_post(path, embed.rerank)
+    cohere = Cohere(state)
+    router.add_post("/v2/chat", cohere.chat)
+    router.add_post("/v2/embed", cohere.embed)
     media = OpenAIMedia(state)
     router.add_post("/v1/images/generations", media.generations)
     router.add_post("/v1/images/edits", media.edits)
@@ -53,6 +59,13 @@ def _add_routes(app: web.Application, state: MockState) -> None:
         router.add_get(prefix + "/models", catalog.list_models)
         router.add_get(prefix + "/models/{name}", catalog.get_model)
         router.add_post(prefix + "/models/{name}", gemini.action)
+    bedrock = BedrockRuntime(state)
+    router.add_post("/model/{modelId}/converse", bedrock.converse)
+    router.add_post("/model/{modelId}/converse-stream", bedrock.converse_stream)
+    router.add_post("/model/{modelId}/invoke", bedrock.invoke)
+    presets = PresetModes(state)
+    router.add_post("/presets/{vendor}/v1/chat/completions", presets.chat)
+    router.add_post("/presets/{vendor}/v1/embeddings", presets.embeddings)
     accounts = GoogleAccounts()  # Google's token endpoint and Vertex AI (google_token.py)
     router.add_post("/token", accounts.token)
     router.add_get("/_mock/google/service-accounts", accounts.list)

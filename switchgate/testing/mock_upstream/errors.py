@@ -48,6 +48,19 @@ _GEMINI: Final[dict[int, tuple[str, str]]] = {
 }
 
 
+_COHERE: Final[dict[int, str]] = {
+    400: "invalid request: the request is not valid (mock).",
+    401: "invalid api token",
+    402: "Please add or update your payment method to continue (mock).",
+    404: "model not found, make sure the correct model ID was used (mock).",
+    422: "unprocessable entity (mock).",
+    429: "You are using a Trial key, which is limited to 20 API calls / minute (mock).",
+    499: "request cancelled (mock).",
+    500: "internal server error, this has been reported to our developers (mock).",
+    503: "service unavailable (mock).",
+}
+
+
 def _retry_headers(status: int, extra: dict[str, str] | None = None) -> dict[str, str]:
     headers = dict(extra) if extra else {}
     if status in RETRY_AFTER_STATUSES:
@@ -129,3 +142,15 @@ def gemini_error(
 ) -> web.Response:
     body: Any = gemini_error_body(status, message, reason)
     return json_response([body] if as_array else body, status, _retry_headers(status))
+
+
+def cohere_error_body(status: int, message: str | None = None) -> dict[str, Any]:
+    """Cohere's error body: `{"id", "message"}`."""
+    default = _COHERE.get(status) or (
+        "upstream error (mock)." if status >= 500 else "invalid request (mock)."
+    )
+    return {"id": "mock-error-0000", "message": message or default}
+
+
+def cohere_error(status: int, message: str | None = None) -> web.Response:
+    return json_response(cohere_error_body(status, message), status, _retry_headers(status))

@@ -23,13 +23,15 @@ from typing import Any, Final
 
 from aiohttp import web
 
+from .bedrock import bedrock_error
 from .config import MockConfig
-from .errors import anthropic_error, gemini_error, openai_error
+from .errors import anthropic_error, cohere_error, gemini_error, openai_error
 from .httpkit import STREAM_FAULTS, parse_json
 from .state import MockState
 
 _CONTROL: Final = ("/_mock/", "/healthz", "/files/")
 _GEMINI_MODEL: Final = re.compile(r"/models/([^:/]+)")
+_BEDROCK_MODEL: Final = re.compile(r"^/model/([^/]+)/")
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -37,7 +39,7 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 def _model(request: web.Request, body: Any) -> str | None:
     if isinstance(body, dict) and isinstance(body.get("model"), str):
         return str(body["model"])
-    found = _GEMINI_MODEL.search(request.path)
+    found = _GEMINI_MODEL.search(request.path) or _BEDROCK_MODEL.search(request.path)
     return found.group(1) if found else None
 
 
@@ -46,8 +48,12 @@ def _error(request: web.Request, config: MockConfig) -> web.Response:
     path = request.path
     if path.startswith("/v1/messages"):
         response = anthropic_error(status, message)
+    elif path.startswith("/model/"):
+        response = bedrock_error(status, message)
     elif "/models/" in path:
         response = gemini_error(status, message)
+    elif path in ("/v2/chat", "/v2/embed"):
+        response = cohere_error(status, message)
     else:
         code = "context_length_exceeded" if message and "context" in message.lower() else None
         response = openai_error(status, message, code)

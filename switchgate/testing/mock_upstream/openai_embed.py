@@ -58,6 +58,12 @@ class OpenAIEmbeddings:
         body = await state.intake(request)
         if not bearer_ok(request, state.config.api_key):
             return openai_error(401)
+        return await self.answer(body)
+
+    async def answer(self, body: Any, dimensions_field: str = "dimensions") -> web.Response:
+        """The embeddings of an authorised request's body (`dimensions_field`: the vendor's
+        name for the output size; Mistral says output_dimension)."""
+        state = self.state
         if not isinstance(body, dict) or not isinstance(body.get("model"), str):
             return openai_error(400, "you must provide a model parameter", param="model")
         inputs = embedding_inputs(body.get("input"))
@@ -68,7 +74,7 @@ class OpenAIEmbeddings:
         if d.error is not None:
             return openai_error(d.error)
         model = body["model"]
-        dims = body.get("dimensions")
+        dims = body.get(dimensions_field)
         if not isinstance(dims, int) or isinstance(dims, bool) or not 1 <= dims <= 8192:
             dims = default_dimensions(model)
         as_base64 = body.get("encoding_format") == "base64"

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from switchgate.providers.anthropic import AnthropicProvider
+from switchgate.providers.bedrock import BedrockProvider
 from switchgate.providers.capabilities import (
     Authorizer,
     ChatProvider,
@@ -137,6 +138,13 @@ def provider_kinds() -> Mapping[str, ProviderKind]:
             "Google Gemini (AI Studio)",
             GeminiProvider(),
             default_base_url="https://generativelanguage.googleapis.com",
+            endpoints=frozenset({CHAT, EMBEDDINGS}),
+        ),
+        ProviderKind(
+            "bedrock",
+            "AWS Bedrock",
+            BedrockProvider(),
+            default_base_url=BedrockProvider.default_base_url,
             endpoints=frozenset({CHAT, EMBEDDINGS}),
         ),
         ProviderKind(

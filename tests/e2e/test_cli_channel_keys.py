@@ -45,23 +45,6 @@ def test_a_channel_with_several_keys(tmp_path: Path) -> None:
     assert len(lines) == 3 and "\tdisabled\t" in lines[1] and lines[2].endswith("enabled")
     run_cli(env, "channels", "key-enable", "multi", "1")
     assert run_cli(env, "channels", "keys", "multi").stdout.splitlines()[1].endswith("enabled")
-    # per-key caps: by hand, then from a config file
-    run_cli(env, "channels", "key-limit", "multi", "0", "--max-concurrency", "4", "--rpm", "60")
-    first = run_cli(env, "channels", "keys", "multi").stdout.splitlines()[0]
-    assert first == "0\t…0001\tweight 1, max 4 in flight, 60 rpm\tenabled"
-    run_cli(env, "channels", "key-limit", "multi", "0", "--rpm", "0")
-    first = run_cli(env, "channels", "keys", "multi").stdout.splitlines()[0]
-    assert first == "0\t…0001\tweight 1, max 4 in flight\tenabled"
-    bad_cap = run_cli(env, "channels", "key-limit", "multi", "0", "--rpm", "-2", check=False)
-    assert bad_cap.returncode != 0 and "rpm" in bad_cap.stderr + bad_cap.stdout
-    config.write_text(
-        config.read_text().replace(
-            '"sk-third-key-0003"', '{ key = "sk-third-key-0003", max_concurrency = 2, rpm = 30 }'
-        )
-    )
-    run_cli(env, "config", str(config))
-    third = run_cli(env, "channels", "keys", "multi").stdout.splitlines()[2]
-    assert third == "2\t…0003\tweight 1, max 2 in flight, 30 rpm\tenabled"
     bad = run_cli(env, "channels", "key-enable", "multi", "7", check=False)
     assert bad.returncode != 0 and "no key at position 7" in bad.stderr + bad.stdout
     weights = run_cli(
@@ -82,3 +65,30 @@ def test_a_channel_with_several_keys(tmp_path: Path) -> None:
         check=False,
     )
     assert weights.returncode != 0 and "--key-weights" in weights.stderr + weights.stdout
+
+
+def test_per_key_caps_by_hand_and_from_a_config_file(tmp_path: Path) -> None:
+    env = gateway_env(tmp_path, None)
+    run_cli(env, "migrate")
+    config = tmp_path / "c.toml"
+    config.write_text(
+        '[[channels]]\nname = "multi"\nkind = "openai"\nbase_url = "http://127.0.0.1:9/v1"\n'
+        'keys = ["sk-first-key-0001", "sk-third-key-0003"]\nmodels = ["m1"]\n'
+    )
+    run_cli(env, "config", str(config))
+    run_cli(env, "channels", "key-limit", "multi", "0", "--max-concurrency", "4", "--rpm", "60")
+    first = run_cli(env, "channels", "keys", "multi").stdout.splitlines()[0]
+    assert first == "0\t…0001\tweight 1, max 4 in flight, 60 rpm\tenabled"
+    run_cli(env, "channels", "key-limit", "multi", "0", "--rpm", "0")
+    first = run_cli(env, "channels", "keys", "multi").stdout.splitlines()[0]
+    assert first == "0\t…0001\tweight 1, max 4 in flight\tenabled"
+    bad_cap = run_cli(env, "channels", "key-limit", "multi", "0", "--rpm", "-2", check=False)
+    assert bad_cap.returncode != 0 and "rpm" in bad_cap.stderr + bad_cap.stdout
+    config.write_text(
+        config.read_text().replace(
+            '"sk-third-key-0003"', '{ key = "sk-third-key-0003", max_concurrency = 2, rpm = 30 }'
+        )
+    )
+    run_cli(env, "config", str(config))
+    second = run_cli(env, "channels", "keys", "multi").stdout.splitlines()[1]
+    assert second == "1\t…0003\tweight 1, max 2 in flight, 30 rpm\tenabled"

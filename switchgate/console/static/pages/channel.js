@@ -1,4 +1,5 @@
 import { api, h, show, panel, table, badge, fail, toast, field, dialog, lines } from "../js/lib.js";
+import { keySummary, openKeys } from "./channel_keys.js";
 
 // The channel kinds come from the API (GET /api/channels: kinds, kind_details), which
 // reads the provider registry (switchgate/providers/registry.py): none are listed here.
@@ -28,7 +29,8 @@ function channelFields(c = {}) {
     field("Name", h("input", { name: "name", value: c.name || "", required: !editing, readonly: editing })),
     field("Kind", kindSelect(c.kind || KINDS[0])),
     h("label", { class: "wide" }, "Base URL", h("input", { name: "base_url", value: c.base_url || "", placeholder: baseUrlHint(c.kind || KINDS[0]), required: true })),
-    h("label", { class: "wide" }, "API key", h("input", { name: "api_key", type: "password", autocomplete: "off", placeholder: editing ? `unchanged (${c.key_hint})` : "sk-…", required: !editing })),
+    editing ? null : h("label", { class: "wide" }, "API key", h("input", { name: "api_key", type: "password", autocomplete: "off", placeholder: "sk-…", required: true }),
+      h("span", { class: "small muted" }, "more keys, weights and caps: the channel's Keys button")),
     h("label", { class: "wide" }, "Models (comma or one per line)", h("textarea", { name: "models", rows: 2, required: true }, (c.models || []).join(", "))),
     field("Priority", h("input", { name: "priority", type: "number", value: c.priority ?? 0 }), "higher tiers are tried first"),
     field("Weight", h("input", { name: "weight", type: "number", min: 1, value: c.weight ?? 1 })),
@@ -85,6 +87,7 @@ function live() {
       for (const c of items) {
         document.querySelector(`.live-health[data-id="${c.id}"]`)?.replaceChildren(healthBadge(c));
         document.querySelector(`.last-error[data-id="${c.id}"]`)?.replaceChildren(...lastError(c));
+        document.querySelector(`.key-summary[data-id="${c.id}"]`)?.replaceChildren(...keySummary(c));
       }
     } catch { /* the next tick tries again */ }
   }, 5000);
@@ -108,11 +111,13 @@ async function load() {
     { label: "Tier / weight", class: "num", cell: c => `${c.priority} / ${c.weight}` },
     { label: "Status", cell: c => c.status === "enabled" ? badge("enabled", "ok") : badge("disabled", "off") },
     { label: "Health", cell: c => h("span", { class: "live-health", "data-id": c.id }, healthBadge(c)) },
+    { label: "Keys", cell: c => h("span", { class: "small key-summary", "data-id": c.id }, ...keySummary(c)) },
     { label: "Last error", cell: c => h("span", { class: "small last-error", "data-id": c.id }, ...lastError(c)) },
     { label: "", cell: c => {
       const result = h("div", {});
       return h("div", {}, h("div", { class: "actions" },
         h("button", { class: "small", onclick: () => test(c, result) }, "Test"),
+        h("button", { class: "small", "aria-label": `Keys of ${c.name}`, onclick: () => openKeys(c, () => load().catch(fail)) }, "Keys"),
         h("button", { class: "small", onclick: () => dialog(`Edit ${c.name}`, channelFields(c), async fd => {
           await api("PATCH", `/api/channels/${c.id}`, body(fd)); toast("Saved"); await load();
         }) }, "Edit"),

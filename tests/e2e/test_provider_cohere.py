@@ -60,6 +60,19 @@ models = ["command-mock", "embed-cohere", "rerank-cohere"]
 "embed-cohere" = "embed-v4.0"
 "rerank-cohere" = "rerank-v3.5"
 
+[[channels]]
+name = "cohere-query"
+kind = "cohere"
+base_url = "{mock_url}/v2"
+key = "mock-key"
+models = ["embed-cohere-query"]
+map = {{ "embed-cohere-query" = "embed-english-v3.0" }}
+options = {{ input_type = "search_query" }}
+
+[prices."embed-cohere-query"]
+kind = "embedding"
+input = "0.1"
+
 [prices."command-mock"]
 input = "2.5"
 output = "10"
@@ -435,6 +448,10 @@ def test_genai_embed_content(gw: Gateway) -> None:
     sent = _sent(gw, "/v2/embed")[-1]["json"]
     assert sent["texts"] == ["first doc", "second"] and sent["output_dimension"] == 512
     assert wait_for(lambda: gw.balance(email) == START - 3 * EMBED_PRICE)
+    query = sdk.models.embed_content(model="embed-cohere-query", contents="what is a cat")
+    assert query.embeddings is not None and len(query.embeddings[0].values or []) == 1024
+    sent = _sent(gw, "/v2/embed")[-1]["json"]
+    assert sent["input_type"] == "search_query" and sent["model"] == "embed-english-v3.0"
 
 
 def test_rerank_through_the_same_channel(gw: Gateway) -> None:

@@ -5,7 +5,7 @@
 name = "openai-main"
 kind = "openai"            # openai | azure | anthropic | gemini | bedrock | cohere | jina ...
 base_url = "https://api.openai.com/v1"
-key_env = "OPENAI_API_KEY" # or: key = "sk-..."
+key_env = "OPENAI_API_KEY" # or: key = "sk-..."; none for ollama, vllm, lmstudio
 # or many keys, used in turn by weight: keys = ["sk-1", { key = "sk-2", weight = 3 }]
 # a key may be capped: { key = "sk-3", max_concurrency = 4, rpm = 60 }
 models = ["gpt-4o-mini"]
@@ -17,7 +17,7 @@ responses = true           # openai kind: also serves the Responses API (passthr
                            # default: on for api.openai.com, off for other base URLs
 timeouts = { stream_first_byte = 10, stream_idle = 15 }  # this channel's limits, seconds
 options = { region = "us-east-1" }  # kind-specific settings (bedrock: region; vertex:
-                                     # project, location), docs/providers.md
+                                     # project, location; mistral: safe_prompt), docs/providers.md
 [fallbacks]                # other models tried in order when a model's channels all fail
 "gpt-5" = ["claude-sonnet-4-5", "gpt-4.1"]   # (docs/routing.md); [] removes them
 [prices."gpt-4o-mini"]     # USD per 1M tokens, as strings or numbers
@@ -155,9 +155,8 @@ async def apply_config(
                 extra["timeouts"] = check_timeouts(dict(entry["timeouts"]))
             if "paid_options" in entry:
                 extra["paid_options"] = check_paid_options(entry["paid_options"])
-            options = entry.get("options")  # a kind's own settings (Target.options)
-            if isinstance(options, dict):
-                extra.update({str(k): v for k, v in options.items() if str(k) not in extra})
+            if "options" in entry:  # a kind's own settings (Target.options)
+                extra.update(channel_options(entry["options"]))
             _, created = await upsert_channel(
                 conn,
                 box,

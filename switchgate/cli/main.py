@@ -107,7 +107,10 @@ def _parser() -> argparse.ArgumentParser:
     )
     cadd.add_argument("--base-url", required=True)
     cadd.add_argument(
-        "--key", required=True, action="append", help="the API key; repeat for several keys"
+        "--key",
+        action="append",
+        default=[],
+        help="the API key; repeat for several keys (none for ollama, vllm, lmstudio)",
     )
     cadd.add_argument("--key-weights", help="comma-separated weights, one per --key")
     cadd.add_argument("--models", required=True, help="comma-separated model names")
@@ -121,7 +124,8 @@ def _parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="NAME=VALUE",
-        help="a kind-specific setting, e.g. bedrock: region=us-east-1 (docs/providers.md)",
+        help="a kind-specific setting, e.g. bedrock: region=us-east-1, vertex: "
+        "location=us-east5 (docs/providers.md); repeat for several",
     )
     cadd.add_argument(
         "--responses",

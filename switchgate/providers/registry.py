@@ -29,6 +29,7 @@ from switchgate.providers.openai import AzureOpenAIProvider, OpenAIProvider
 from switchgate.providers.openai_compatible import PresetProvider
 from switchgate.providers.openai_presets import PRESETS
 from switchgate.providers.rerank import RerankAPI
+from switchgate.providers.vertex import VertexProvider
 
 # The endpoints a kind can serve, and the capability (providers/capabilities.py) each
 # needs of its adapter: chat: ChatProvider; embeddings: EmbeddingsProvider or
@@ -145,6 +146,13 @@ def provider_kinds() -> Mapping[str, ProviderKind]:
             "AWS Bedrock",
             BedrockProvider(),
             default_base_url=BedrockProvider.default_base_url,
+            endpoints=frozenset({CHAT, EMBEDDINGS}),
+        ),
+        ProviderKind(
+            "vertex",
+            "Google Vertex AI (Gemini, Claude)",
+            VertexProvider(),
+            default_base_url=VertexProvider.default_base_url,
             endpoints=frozenset({CHAT, EMBEDDINGS}),
         ),
         ProviderKind(

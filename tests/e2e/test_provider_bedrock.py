@@ -6,6 +6,7 @@ openai, anthropic and google-genai SDKs: plain and streamed turns, a tool round 
 Bedrock API key channel, a channel with a wrong secret, and the ledger."""
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import anthropic
@@ -23,6 +24,7 @@ from tests.support import (
     gateway_env,
     http_json,
     mock_requests,
+    run_cli,
     start_process,
     wait_for,
 )
@@ -450,3 +452,26 @@ def test_genai_error(gw: Gateway, user: tuple[str, str]) -> None:
     with pytest.raises(genai.errors.ClientError) as info:
         client.models.generate_content(model=NOVA, contents="[[mock:error=429]]")
     assert info.value.code == 429
+
+
+# ---------------------------------------------------------------- CLI
+
+
+def test_cli_channel_with_region_option_is_probed(bedrock_mock: Process, tmp_path: Path) -> None:
+    env = gateway_env(tmp_path, None)
+    key = f"{ACCESS_KEY_ID}:{SECRET_ACCESS_KEY}"
+    run_cli(env, "channels", "add", "br", "--kind", "bedrock", "--base-url", bedrock_mock.base_url,
+            "--key", key, "--models", NOVA, "--map", f"{NOVA}={UPSTREAM[NOVA]}",
+            "--option", "region=eu-west-1")  # fmt: skip
+    ok = run_cli(env, "channels", "test", "br")
+    assert f"br: OK  chat {NOVA}" in ok.stdout
+    assert "Hello from mock! You said: Say hello in three words." in ok.stdout
+    run_cli(env, "channels", "add", "br-noregion", "--kind", "bedrock",
+            "--base-url", bedrock_mock.base_url, "--key", key, "--models", NOVA)  # fmt: skip
+    failed = run_cli(env, "channels", "test", "br-noregion", check=False)
+    assert failed.returncode == 1 and "no region" in failed.stdout
+    reserved = run_cli(env, "channels", "add", "x", "--kind", "bedrock", "--base-url",
+                       bedrock_mock.base_url, "--key", key, "--models", NOVA,
+                       "--option", "headers=1", check=False)  # fmt: skip
+    assert reserved.returncode != 0 and "setting of its own" in reserved.stderr
+    assert SECRET_ACCESS_KEY not in ok.stdout + failed.stdout + reserved.stderr

@@ -228,3 +228,28 @@ def test_parse_embeddings_response(case: dict[str, Any]) -> None:
 )
 def test_embeddings_batch_limit_by_model(model: str, limit: int) -> None:
     assert PROVIDER.embeddings_batch_limit_for(model) == limit
+
+
+def test_signed_host_is_the_one_sent() -> None:
+    """A base URL with an explicit default port: the client sends `host: name:443`, so
+    that is what is signed (botocore alone would sign the name without the port)."""
+    request = ir_from_json(
+        {
+            "_type": "ChatRequest",
+            "model": "a",
+            "messages": [
+                {"_type": "Message", "role": "user", "parts": [{"_type": "TextPart", "text": "x"}]}
+            ],
+        }
+    )
+    target = Target(
+        "https://bedrock-runtime.us-east-1.amazonaws.com:443",
+        "AKIAMOCKBEDROCK00001:mock/Bedrock+Secret/Key0000000000000000",
+        "amazon.nova-micro-v1:0",
+    )
+    with frozen_clock():
+        upstream = PROVIDER.build_chat_request(request, target)
+    assert "host" not in upstream.headers
+    headers = sent_headers(upstream)
+    assert headers["host"].endswith(":443")
+    assert check_sigv4("POST", upstream.url, headers, upstream.body, FROZEN) is None

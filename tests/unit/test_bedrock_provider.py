@@ -34,6 +34,13 @@ from tests.unit.test_anthropic_dialect import error_json, ir_from_json, ir_to_js
 CASES = Path(__file__).resolve().parent.parent / "golden" / "bedrock_provider"
 PROVIDER = BedrockProvider()
 REQUEST: Any = ir_from_json({"_type": "ChatRequest", "model": "alias", "messages": []})
+ONE_TURN: Any = {
+    "_type": "ChatRequest",
+    "model": "a",
+    "messages": [
+        {"_type": "Message", "role": "user", "parts": [{"_type": "TextPart", "text": "x"}]}
+    ],
+}
 FROZEN = datetime.datetime(2026, 11, 25, 12, 0, 0, tzinfo=datetime.UTC)
 
 
@@ -103,15 +110,7 @@ def test_shape_check_catches_a_bad_body() -> None:
 
 
 def test_tampered_signature_is_refused() -> None:
-    request = ir_from_json(
-        {
-            "_type": "ChatRequest",
-            "model": "a",
-            "messages": [
-                {"_type": "Message", "role": "user", "parts": [{"_type": "TextPart", "text": "x"}]}
-            ],
-        }
-    )
+    request = ir_from_json(ONE_TURN)
     target = Target(
         "https://bedrock-runtime.eu-west-1.amazonaws.com",
         "AKIAMOCKBEDROCK00001:mock/Bedrock+Secret/Key0000000000000000",
@@ -233,15 +232,7 @@ def test_embeddings_batch_limit_by_model(model: str, limit: int) -> None:
 def test_signed_host_is_the_one_sent() -> None:
     """A base URL with an explicit default port: the client sends `host: name:443`, so
     that is what is signed (botocore alone would sign the name without the port)."""
-    request = ir_from_json(
-        {
-            "_type": "ChatRequest",
-            "model": "a",
-            "messages": [
-                {"_type": "Message", "role": "user", "parts": [{"_type": "TextPart", "text": "x"}]}
-            ],
-        }
-    )
+    request = ir_from_json(ONE_TURN)
     target = Target(
         "https://bedrock-runtime.us-east-1.amazonaws.com:443",
         "AKIAMOCKBEDROCK00001:mock/Bedrock+Secret/Key0000000000000000",

@@ -3,8 +3,8 @@
 Fixture kinds, by file-name prefix (the schema of tests/golden/anthropic_provider/):
   request_*         input {"request": IR, "target"}   -> expected {"upstream"} or {"error"}
   response_*        input {"body"} or {"raw"}         -> expected {"response"} or {"error"}
-  stream_*          input {"eventstream": [{"headers", "payload"}], "corrupt"?}
-                                                      -> expected {"events"}
+  stream_*          input {"eventstream": [{"headers", "payload"}], "corrupt"?,
+                                 "body_base64": the framed bytes} -> expected {"events"}
   classify_*        input {"status", "body"}          -> expected GatewayError
   embed_request_*   input {"texts", "dimensions", "target"} -> expected {"upstream"} / {"error"}
   embed_response_*  input {"body"}                    -> expected {"vectors", "input_tokens"}
@@ -13,6 +13,7 @@ Requests are signed at a fixed clock (FROZEN), so the SigV4 headers are golden t
 signature is also checked by the fake upstream's verifier.
 """
 
+import base64
 import datetime
 import random
 from pathlib import Path
@@ -158,6 +159,7 @@ def _decode(chunks: list[bytes]) -> list[StreamEvent]:
 @pytest.mark.parametrize("case", load_cases(CASES, "stream"))
 def test_stream_decoder(case: dict[str, Any]) -> None:
     data = eventstream_bytes(case["input"])
+    assert base64.b64decode(case["input"]["body_base64"]) == data  # the readable frames
     expected = case["expected"]["events"]
     assert ir_to_json(_decode([data])) == expected
     assert ir_to_json(_decode([data[i : i + 1] for i in range(len(data))])) == expected

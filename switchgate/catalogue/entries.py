@@ -30,9 +30,10 @@ class CatalogueError(ValueError):
 class Vendor:
     """Who makes the models, and how a channel reaches them.
 
-    `channel_kind` is the switchgate channel kind that speaks the vendor's API; `api_host`
-    is set for vendors reached over an OpenAI-compatible API at their own address, so an
-    import without `--channel` can recognise their channels by host."""
+    `channel_kind` is the switchgate channel kind that speaks the vendor's API (a preset
+    kind such as `deepseek` for OpenAI-compatible vendors); `api_host` is set for vendors
+    reached over an OpenAI-compatible API at their own address, so an import without
+    `--channel` also recognises `openai`-kind channels there by host."""
 
     name: str
     channel_kind: str

@@ -2,8 +2,8 @@
 
 Rules (docs/catalogue.md):
 - Each model is added to the chosen channel, or, without one, to every channel whose
-  kind speaks the model's vendor API (for vendors reached over an OpenAI-compatible API
-  at their own address, only channels at that address).
+  kind speaks the model's vendor API (the vendor's preset kind, e.g. `deepseek`, at any
+  address), and to `openai`-kind channels at the vendor's own host.
 - Its price is set from the catalogue and marked `catalogue:<date>`, unless the operator
   has set their own price for that model: the operator's price is kept (reported).
 """
@@ -53,10 +53,16 @@ def _host(url: str) -> str:
 
 
 def _matches(catalogue: Catalogue, model: CatalogueModel, channel: _ChannelRow) -> bool:
-    if channel.kind != model.channel_kind:
-        return False
+    """A channel of the model's own kind (a preset kind such as `deepseek` names its vendor
+    wherever its address is), or an `openai`-kind channel at the vendor's host."""
+    if channel.kind == model.channel_kind:
+        return True
     vendor = catalogue.vendors[model.vendor]
-    return vendor.api_host is None or _host(channel.base_url) == vendor.api_host
+    return (
+        channel.kind == "openai"
+        and vendor.api_host is not None
+        and _host(channel.base_url) == vendor.api_host
+    )
 
 
 async def _channel_rows(conn: AsyncConnection) -> list[_ChannelRow]:

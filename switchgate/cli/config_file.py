@@ -3,9 +3,9 @@
 [settings]                 # any Settings field, e.g. port = 8080
 [[channels]]
 name = "openai-main"
-kind = "openai"            # openai | azure | anthropic | gemini | cohere | jina
+kind = "openai"            # openai | azure | anthropic | gemini | bedrock | cohere | jina ...
 base_url = "https://api.openai.com/v1"
-key_env = "OPENAI_API_KEY" # or: key = "sk-..."
+key_env = "OPENAI_API_KEY" # or: key = "sk-..."; none for ollama, vllm, lmstudio
 # or many keys, used in turn by weight: keys = ["sk-1", { key = "sk-2", weight = 3 }]
 # a key may be capped: { key = "sk-3", max_concurrency = 4, rpm = 60 }
 models = ["gpt-4o-mini"]
@@ -16,6 +16,8 @@ headers = { "X-Org" = "abc" }
 responses = true           # openai kind: also serves the Responses API (passthrough);
                            # default: on for api.openai.com, off for other base URLs
 timeouts = { stream_first_byte = 10, stream_idle = 15 }  # this channel's limits, seconds
+options = { region = "us-east-1" }  # kind-specific settings (bedrock: region; vertex:
+                                     # project, location; mistral: safe_prompt), docs/providers.md
 [fallbacks]                # other models tried in order when a model's channels all fail
 "gpt-5" = ["claude-sonnet-4-5", "gpt-4.1"]   # (docs/routing.md); [] removes them
 [prices."gpt-4o-mini"]     # USD per 1M tokens, as strings or numbers
@@ -55,6 +57,25 @@ from switchgate.storage.secrets import SecretBox
 
 class ConfigError(ValueError):
     pass
+
+
+# channels.extra keys that have their own field or flag: an option may not set them.
+RESERVED_OPTIONS = frozenset({"headers", "api_version", "responses", "timeouts", "paid_options"})
+
+
+def channel_options(raw: Any) -> dict[str, str]:
+    """A channel's kind-specific settings (`options = {...}`, `--option KEY=VALUE`),
+    kept in channels.extra where the provider reads them as `Target.options`."""
+    if not isinstance(raw, dict):
+        raise ConfigError('options must be a table of NAME = "value"')
+    out: dict[str, str] = {}
+    for key, value in raw.items():
+        if key in RESERVED_OPTIONS:
+            raise ConfigError(f"option {key!r} has a setting of its own")
+        if not isinstance(value, str) or not value.strip():
+            raise ConfigError(f"option {key!r} must be a non-empty string")
+        out[str(key)] = value.strip()
+    return out
 
 
 def read_config(path: Path) -> dict[str, Any]:
@@ -134,9 +155,8 @@ async def apply_config(
                 extra["timeouts"] = check_timeouts(dict(entry["timeouts"]))
             if "paid_options" in entry:
                 extra["paid_options"] = check_paid_options(entry["paid_options"])
-            options = entry.get("options")  # a kind's own settings (Target.options)
-            if isinstance(options, dict):
-                extra.update({str(k): v for k, v in options.items() if str(k) not in extra})
+            if "options" in entry:  # a kind's own settings (Target.options)
+                extra.update(channel_options(entry["options"]))
             _, created = await upsert_channel(
                 conn,
                 box,

@@ -18,7 +18,7 @@ from switchgate.cli.bulk import add_bulk_commands, export_logs, generate_codes
 from switchgate.cli.catalogue import add_catalogue_commands, run_catalogue
 from switchgate.cli.channel_keys import add_key_commands, run_channel_keys
 from switchgate.cli.channel_test import CommandFailed, add_test_command, run_channel_test
-from switchgate.cli.config_file import ConfigError, apply_config, read_config
+from switchgate.cli.config_file import ConfigError, apply_config, channel_options, read_config
 from switchgate.cli.ops import Ops
 from switchgate.cli.prices import add_price_commands, run_prices
 from switchgate.cli.progress import Progress
@@ -101,11 +101,16 @@ def _parser() -> argparse.ArgumentParser:
     cadd = csub.add_parser("add", help="create a channel, or update the one with this name")
     cadd.add_argument("name")
     cadd.add_argument(
-        "--kind", required=True, help="openai | azure | anthropic | gemini | cohere | jina"
+        "--kind",
+        required=True,
+        help="openai | azure | anthropic | gemini | bedrock | cohere | jina ...",
     )
     cadd.add_argument("--base-url", required=True)
     cadd.add_argument(
-        "--key", required=True, action="append", help="the API key; repeat for several keys"
+        "--key",
+        action="append",
+        default=[],
+        help="the API key; repeat for several keys (none for ollama, vllm, lmstudio)",
     )
     cadd.add_argument("--key-weights", help="comma-separated weights, one per --key")
     cadd.add_argument("--models", required=True, help="comma-separated model names")
@@ -114,6 +119,14 @@ def _parser() -> argparse.ArgumentParser:
     cadd.add_argument("--map", action="append", default=[], metavar="ALIAS=UPSTREAM_MODEL")
     cadd.add_argument("--header", action="append", default=[], metavar="NAME=VALUE")
     cadd.add_argument("--api-version", help="Azure api-version")
+    cadd.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a kind-specific setting, e.g. bedrock: region=us-east-1, vertex: "
+        "location=us-east5 (docs/providers.md); repeat for several",
+    )
     cadd.add_argument(
         "--responses",
         action=argparse.BooleanOptionalAction,
@@ -257,6 +270,7 @@ async def _channels_add(ops: Ops, args: argparse.Namespace) -> None:
         extra["api_version"] = args.api_version
     if args.responses is not None:
         extra["responses"] = args.responses
+    extra.update(channel_options(_pairs(args.option, "--option")))
     channel_id, created = await ops.add_channel(
         name=args.name,
         kind=args.kind,

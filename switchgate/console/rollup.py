@@ -2,10 +2,12 @@
 
 A finished UTC hour is summarised once into `usage_hourly` (requests, errors, stopped,
 tokens and spend per user, model and channel) and `latency_hourly` (a histogram of total
-latency and time to first token per model and channel, successful requests only), and
-marked in `rollup_hours`. The dashboard reads the rollups for finished hours and asks the
-request log directly only for the hours not rolled up yet (the current one, and the last
-one for a few minutes while late batches land), so a 90-day view never scans 90 days of
+latency per model and channel, successful requests only, and of time to first token,
+successful streamed requests only: as `switchgate_time_to_first_token_seconds` in
+/metrics, so the two agree), and marked in `rollup_hours`. The dashboard reads the
+rollups for finished hours and asks the request log directly only for the hours not
+rolled up yet (the current one, and the last one for a few minutes while late batches
+land), so a 90-day view never scans 90 days of
 log rows. Rolling up happens when the dashboard asks (admins only), not on the request path.
 
 Errors are statuses >= 400 except 499 (the client stopped: counted as stopped).
@@ -163,8 +165,12 @@ async def from_log(conn: AsyncConnection, since: int, until: int) -> Rollup:
                 int(r.hour) * HOUR_MS, int(r.user_id), str(r.model), int(r.channel_id), numbers
             )
         )
-    columns = (("latency", request_logs.c.latency_ms), ("ttft", request_logs.c.ttft_ms))
-    for metric, column in columns:
+    streamed = request_logs.c.stream.is_(True)
+    columns = (
+        ("latency", request_logs.c.latency_ms, status < 400),
+        ("ttft", request_logs.c.ttft_ms, and_(status < 400, streamed)),
+    )
+    for metric, column, counted in columns:
         bucket = _bucket_expr(column)
         rows = await conn.execute(
             select(
@@ -174,7 +180,7 @@ async def from_log(conn: AsyncConnection, since: int, until: int) -> Rollup:
                 bucket.label("bucket"),
                 func.count().label("n"),
             )
-            .where(window, status < 400, column.is_not(None))
+            .where(window, counted, column.is_not(None))
             .group_by(hour, model, channel, bucket)
         )
         out.latency.extend(

@@ -35,6 +35,14 @@ from switchgate.providers.base import StreamDecoder, Target, UpstreamRequest, Us
 
 
 @runtime_checkable
+class ErrorClassifier(Protocol):
+    """Reads an upstream's error answer (status and body) into the gateway's error. Every
+    capability that sends requests has it; the non-chat relay uses it whatever the call."""
+
+    def classify_error(self, status: int, body: bytes) -> GatewayError: ...
+
+
+@runtime_checkable
 class ChatProvider(Protocol):
     """Chat through the IR: canonical request in, the upstream's wire format out, and
     back. `kind` is the channel kind."""

@@ -22,6 +22,7 @@ class BatchAnswer:
 
     vectors: list[list[float]]
     input_tokens: int
+    estimated: bool = False  # the tokens were counted by the gateway, not reported
 
 
 def split_batches(count: int, limit: int = GEMINI_BATCH_LIMIT) -> list[range]:
@@ -40,6 +41,7 @@ def merge_batches(batches: Sequence[range], answers: Sequence[BatchAnswer]) -> B
         raise ValueError(f"{len(answers)} answers for {len(batches)} batches")
     vectors: list[list[float]] = []
     tokens = 0
+    estimated = False
     for batch, answer in zip(batches, answers, strict=True):
         if batch.start != len(vectors):
             raise ValueError(f"batch starting at {batch.start} is out of order")
@@ -49,4 +51,5 @@ def merge_batches(batches: Sequence[range], answers: Sequence[BatchAnswer]) -> B
             )
         vectors.extend(answer.vectors)
         tokens += answer.input_tokens
-    return BatchAnswer(vectors, tokens)
+        estimated = estimated or answer.estimated
+    return BatchAnswer(vectors, tokens, estimated)

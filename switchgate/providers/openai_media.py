@@ -1,56 +1,43 @@
-"""Upstream side of the OpenAI media surfaces, for OpenAI-compatible (kind "openai") and
-Azure OpenAI (kind "azure") channels: addresses, passthrough bodies, re-encoded forms,
-and what the gateway reads back from the answers to bill them. Pure, no I/O.
-
-Addresses: `{base}/{path}` for OpenAI-compatible servers (base is what the OpenAI SDK
-takes, e.g. `https://api.openai.com/v1`); Azure:
-`{base}/openai/deployments/{deployment}/{path}?api-version=V`.
+"""Upstream side of OpenAI's own media surfaces (embeddings, images, audio, legacy
+completions) for every kind whose adapter is OpenAIShaped (providers/capabilities.py):
+passthrough bodies, re-encoded forms, and what the gateway reads back from the answers
+to bill them. Pure, no I/O. The address and the auth header are the adapter's
+(`openai_url`, `auth_headers`): `{base}/{path}` for OpenAI-compatible servers, Azure's
+per-deployment URL with `api-key`.
 """
 
 import struct
 from dataclasses import dataclass
 from decimal import Decimal, InvalidOperation
-from typing import Any, Final
-from urllib.parse import quote
+from typing import Any
 
 from switchgate import jsonutil
 from switchgate.core.usage import Usage, reported_count
-from switchgate.dialects.openai_media.forms import Form, encode_form
 from switchgate.providers.base import Target, UpstreamRequest
+from switchgate.providers.capabilities import OpenAIShaped
 from switchgate.providers.meters import BlockMeter, usage_key_pattern
-from switchgate.providers.openai import AzureOpenAIProvider
 from switchgate.providers.openai_response import usage_from_openai
 from switchgate.providers.sse import SSEParser
-
-OPENAI_KINDS: Final = frozenset({"openai", "azure"})
-_AZURE_VERSION: Final = AzureOpenAIProvider.default_api_version
+from switchgate.wire.forms import Form, encode_form
 
 
-def openai_url(kind: str, target: Target, path: str) -> str:
-    base = target.base_url.rstrip("/")
-    if kind != "azure":
-        return f"{base}/{path}"
-    deployment = quote(target.upstream_model, safe="")
-    version = quote(target.api_version or _AZURE_VERSION, safe="")
-    return f"{base}/openai/deployments/{deployment}/{path}?api-version={version}"
-
-
-def auth_headers(kind: str, target: Target) -> dict[str, str]:
-    if kind == "azure":
-        return {"api-key": target.api_key}
-    return {"authorization": f"Bearer {target.api_key}"}
-
-
-def json_request(kind: str, target: Target, path: str, body: dict[str, Any]) -> UpstreamRequest:
-    headers = {**auth_headers(kind, target), "content-type": "application/json"}
+def json_request(
+    api: OpenAIShaped, target: Target, path: str, body: dict[str, Any]
+) -> UpstreamRequest:
+    headers = {**api.auth_headers(target), "content-type": "application/json"}
     if body.get("stream") is True:
         headers["accept"] = "text/event-stream"
     headers.update(target.extra_headers)
-    return UpstreamRequest("POST", openai_url(kind, target, path), headers, jsonutil.dumps(body))
+    return UpstreamRequest("POST", api.openai_url(target, path), headers, jsonutil.dumps(body))
 
 
 def passthrough_json(
-    kind: str, target: Target, path: str, body: dict[str, Any], *, stream_usage: bool = False
+    api: OpenAIShaped,
+    target: Target,
+    path: str,
+    body: dict[str, Any],
+    *,
+    stream_usage: bool = False,
 ) -> UpstreamRequest:
     """The client's body with `model` rewritten; with `stream_usage`, a stream also asks
     for its usage chunk (`stream_options.include_usage`)."""
@@ -61,15 +48,15 @@ def passthrough_json(
             **(options if isinstance(options, dict) else {}),
             "include_usage": True,
         }
-    return json_request(kind, target, path, out)
+    return json_request(api, target, path, out)
 
 
-def form_request(kind: str, target: Target, path: str, form: Form) -> UpstreamRequest:
+def form_request(api: OpenAIShaped, target: Target, path: str, form: Form) -> UpstreamRequest:
     """The client's multipart form, re-encoded with `model` rewritten."""
     content_type, body = encode_form(form.with_field("model", target.upstream_model))
-    headers = {**auth_headers(kind, target), "content-type": content_type}
+    headers = {**api.auth_headers(target), "content-type": content_type}
     headers.update(target.extra_headers)
-    return UpstreamRequest("POST", openai_url(kind, target, path), headers, body)
+    return UpstreamRequest("POST", api.openai_url(target, path), headers, body)
 
 
 # ---------------------------------------------------------------- reading answers

@@ -91,7 +91,7 @@ def quirk_body(
     _thinking(body, quirks.thinking, request)
     for name in quirks.body_options:
         if name in options:
-            body[name] = options[name]
+            body[name] = _option(options[name])
     messages = body.get("messages")
     if not quirks.history_reasoning and isinstance(messages, list):
         for message in messages:
@@ -101,6 +101,13 @@ def quirk_body(
         for name in [k for k in body if k not in quirks.allowed_fields]:
             del body[name]
     return body, ids
+
+
+def _option(value: Any) -> Any:
+    """Channel options are text (`--option safe_prompt=true`): "true"/"false" are booleans."""
+    if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+        return value.strip().lower() == "true"
+    return value
 
 
 def _choices(body: dict[str, Any], quirks: RequestQuirks) -> None:

@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from switchgate.providers.anthropic import AnthropicProvider
+from switchgate.providers.bedrock import BedrockProvider
 from switchgate.providers.capabilities import (
     Authorizer,
     ChatProvider,
@@ -28,6 +29,7 @@ from switchgate.providers.openai import AzureOpenAIProvider, OpenAIProvider
 from switchgate.providers.openai_compatible import PresetProvider
 from switchgate.providers.openai_presets import PRESETS
 from switchgate.providers.rerank import RerankAPI
+from switchgate.providers.vertex import VertexProvider
 
 # The endpoints a kind can serve, and the capability (providers/capabilities.py) each
 # needs of its adapter: chat: ChatProvider; embeddings: EmbeddingsProvider or
@@ -137,6 +139,20 @@ def provider_kinds() -> Mapping[str, ProviderKind]:
             "Google Gemini (AI Studio)",
             GeminiProvider(),
             default_base_url="https://generativelanguage.googleapis.com",
+            endpoints=frozenset({CHAT, EMBEDDINGS}),
+        ),
+        ProviderKind(
+            "bedrock",
+            "AWS Bedrock",
+            BedrockProvider(),
+            default_base_url=BedrockProvider.default_base_url,
+            endpoints=frozenset({CHAT, EMBEDDINGS}),
+        ),
+        ProviderKind(
+            "vertex",
+            "Google Vertex AI (Gemini, Claude)",
+            VertexProvider(),
+            default_base_url=VertexProvider.default_base_url,
             endpoints=frozenset({CHAT, EMBEDDINGS}),
         ),
         ProviderKind(

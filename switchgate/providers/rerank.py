@@ -23,7 +23,6 @@ from switchgate.errors import ErrorKind, GatewayError
 from switchgate.providers.base import Target, UpstreamRequest
 from switchgate.providers.openai_response import classify_openai_error
 
-RERANK_KINDS: Final = frozenset({"cohere", "jina", "openai"})
 _VERSION_SUFFIX: Final = re.compile(r"/v\d+$")
 
 

@@ -13,6 +13,7 @@ client model name to a Claude model, and the parse step sees only the client's n
 No client speaks this wire, so nothing is ever passed through (`dialect = "vertex"`).
 """
 
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any, Final
 
@@ -25,6 +26,7 @@ from switchgate.providers.anthropic import AnthropicProvider
 from switchgate.providers.anthropic_request import EXTRA_BETA, core_to_anthropic_body
 from switchgate.providers.anthropic_stream import AnthropicStreamDecoder
 from switchgate.providers.base import StreamDecoder, Target, UpstreamRequest
+from switchgate.providers.capabilities import EmbeddingsResult
 from switchgate.providers.gemini import build_gemini_body
 from switchgate.providers.gemini_stream import (
     GeminiStreamDecoder,
@@ -203,7 +205,7 @@ class VertexProvider:
     # ------------------------------------------------------------ embeddings
 
     def build_embeddings_request(
-        self, texts: list[str], dimensions: int | None, target: Target
+        self, texts: Sequence[str], dimensions: int | None, target: Target
     ) -> UpstreamRequest:
         publisher, model = split_model(target)
         if publisher != "google":
@@ -218,5 +220,6 @@ class VertexProvider:
             texts, dimensions, url, bearer_headers(target), task if isinstance(task, str) else None
         )
 
-    def parse_embeddings_response(self, body: bytes) -> tuple[list[list[float]], int]:
-        return parse_predict_response(body)
+    def parse_embeddings_response(self, body: bytes) -> EmbeddingsResult:
+        vectors, tokens = parse_predict_response(body)
+        return EmbeddingsResult(vectors, tokens)

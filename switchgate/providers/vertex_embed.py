@@ -11,6 +11,7 @@ text-multilingual-embedding-002 take up to 250): calls are sent one text per req
 which every model accepts; the relay sends a call's batches a few at a time.
 """
 
+from collections.abc import Sequence
 from typing import Any, Final
 
 from switchgate import jsonutil
@@ -21,7 +22,7 @@ VERTEX_EMBED_BATCH_LIMIT: Final = 1  # instances per :predict (gemini-embedding-
 
 
 def build_predict_request(
-    texts: list[str],
+    texts: Sequence[str],
     dimensions: int | None,
     url: str,
     headers: dict[str, str],

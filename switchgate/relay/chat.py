@@ -101,7 +101,9 @@ async def _attempt_channels(state: AppState, call: ChatCall, responder: Responde
     channels = state.catalog.channels_by_model.get(model, ())
     wanted = paid_options.paid_options(call.dialect.name, call.body, call.headers)
     if wanted:
-        channels = tuple(paid_options.usable(channels, wanted, model, call.dialect.name))
+        channels = tuple(
+            paid_options.usable(channels, wanted, model, call.dialect.name, state.kinds)
+        )
     route = _ChatRoute(state, call, responder)
     await attempt(state, model, channels, route, call.outcome, stream=call.request.stream)
 
@@ -118,7 +120,11 @@ class _ChatRoute:
     def build(self, channel: Channel, target: Target) -> UpstreamRequest | None:
         call = self.call
         native = call.native(channel) if call.native is not None else None
-        provider = native or self.state.providers.get(channel.kind)
+        if native is not None:
+            provider: ChatProvider | None = native
+        else:
+            kind = self.state.kinds.get(channel.kind)
+            provider = kind.chat() if kind is not None else None
         if provider is None:
             return None
         self.provider = provider

@@ -20,6 +20,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 from switchgate.errors import ErrorKind, GatewayError
+from switchgate.providers.registry import ProviderKind, provider_kinds
 from switchgate.relay.responses_passthrough import serves_responses
 from switchgate.routing.channels import Channel
 
@@ -80,32 +81,48 @@ def check_paid_options(value: Any) -> list[str]:
     return list(value)
 
 
-# The channel kind that takes each client dialect natively (its hosted tools pass through).
-_NATIVE_KIND: Final = {"anthropic": "anthropic", "gemini": "gemini"}
+# Client dialects whose hosted tools pass through to a channel of the same native dialect.
+_KEPT_NATIVE: Final = frozenset({"anthropic", "gemini"})
 
 
-def _forwards_hosted(channel: Channel, dialect: str | None) -> bool:
+def _forwards_hosted(
+    channel: Channel, dialect: str | None, kinds: Mapping[str, ProviderKind]
+) -> bool:
     """Whether the client's hosted tools reach this channel's vendor as written. Translated
     requests don't: there the gateway maps them to the vendor's paid tool only when the
     channel allows hosted tools, and otherwise drops them (providers/hosted_tools.py,
     relay/chat.py), so they never make a channel unusable."""
-    if dialect in _NATIVE_KIND:
-        return channel.kind == _NATIVE_KIND[dialect]
+    kind = kinds.get(channel.kind)
+    if dialect in _KEPT_NATIVE:
+        native = kind.native() if kind is not None else None
+        return native is not None and native.dialect == dialect
     if dialect == "responses":
         return False  # passed through without them unless allowed (relay/chat.py)
-    # OpenAI Chat (and callers that don't say): dropped on plain OpenAI Chat channels.
-    return not (channel.kind == "openai" and not serves_responses(channel))
+    # OpenAI Chat (and callers that don't say): dropped on the plain Chat channels of a
+    # kind that could serve Responses natively (OpenAI's own: no search tool in Chat).
+    plain_chat = kind is not None and kind.responses() is not None
+    return not (plain_chat and not serves_responses(channel, kinds))
 
 
-def _needed(channel: Channel, wanted: Sequence[str], dialect: str | None) -> list[str]:
+def _needed(
+    channel: Channel, wanted: Sequence[str], dialect: str | None, kinds: Mapping[str, ProviderKind]
+) -> list[str]:
     """What of `wanted` this channel would really forward."""
-    forwards = HOSTED_TOOLS not in wanted or _forwards_hosted(channel, dialect)
+    forwards = HOSTED_TOOLS not in wanted or _forwards_hosted(channel, dialect, kinds)
     return [w for w in wanted if w != HOSTED_TOOLS or forwards]
 
 
-def allows(channel: Channel, wanted: Sequence[str], dialect: str | None = None) -> bool:
+def allows(
+    channel: Channel,
+    wanted: Sequence[str],
+    dialect: str | None = None,
+    kinds: Mapping[str, ProviderKind] | None = None,
+) -> bool:
     allowed = channel.extra.get("paid_options") or ()
-    return "*" in allowed or all(w in allowed for w in _needed(channel, wanted, dialect))
+    if "*" in allowed:
+        return True
+    kinds = provider_kinds() if kinds is None else kinds
+    return all(w in allowed for w in _needed(channel, wanted, dialect, kinds))
 
 
 def allows_hosted_tools(channel: Channel) -> bool:
@@ -115,13 +132,18 @@ def allows_hosted_tools(channel: Channel) -> bool:
 
 
 def usable(
-    channels: Sequence[Channel], wanted: Sequence[str], model: str, dialect: str | None = None
+    channels: Sequence[Channel],
+    wanted: Sequence[str],
+    model: str,
+    dialect: str | None = None,
+    kinds: Mapping[str, ProviderKind] | None = None,
 ) -> Sequence[Channel]:
     """The channels that may carry a request with these paid options; GatewayError (400)
-    when none may."""
+    when none may. `kinds`: the provider registry (AppState.kinds)."""
     if not wanted or not channels:
         return channels
-    kept = [c for c in channels if allows(c, wanted, dialect)]
+    kinds = provider_kinds() if kinds is None else kinds
+    kept = [c for c in channels if allows(c, wanted, dialect, kinds)]
     if kept:
         return kept
     names = ", ".join(wanted)

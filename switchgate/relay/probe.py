@@ -121,7 +121,7 @@ def build_request(kind: ProviderKind, call: str, target: Target) -> UpstreamRequ
         shaped = kind.openai_shaped(EMBEDDINGS)
         if shaped is None:
             return None
-        return passthrough_json(kind.name, target, "embeddings", {"input": ["hello"]})
+        return passthrough_json(shaped, target, "embeddings", {"input": ["hello"]})
     if call == "rerank":
         rerank = kind.rerank()
         if rerank is None:
@@ -179,6 +179,9 @@ def _chat_text(data: dict[str, Any]) -> str:
         if "candidates" in data:  # Gemini
             parts = data["candidates"][0]["content"]["parts"]
             return "".join(p.get("text", "") for p in parts if isinstance(p, dict))
+        if isinstance(data.get("output"), dict):  # Bedrock Converse
+            blocks = data["output"]["message"]["content"]
+            return "".join(b.get("text", "") for b in blocks if isinstance(b, dict))
         if isinstance(data.get("message"), dict):  # Cohere v2
             items = data["message"].get("content") or []
             return "".join(i.get("text", "") for i in items if isinstance(i, dict))

@@ -31,10 +31,11 @@ from switchgate.billing.pricing import Price
 from switchgate.billing.realtime import realtime_hold
 from switchgate.dialects.openai_chat.errors import render_openai_error
 from switchgate.errors import ErrorKind, GatewayError, invalid
-from switchgate.providers.openai import realtime_url
+from switchgate.providers.capabilities import RealtimeProvider
 from switchgate.relay import policy
 from switchgate.relay.asgi import Receive, Scope, Send, client_ip, header_map
 from switchgate.relay.attempt import Candidate, record_failure, target_for
+from switchgate.relay.authorize import authorized
 from switchgate.relay.gate import admit, bearer_token
 from switchgate.relay.realtime_session import RealtimeSession
 from switchgate.routing.channels import Channel
@@ -81,20 +82,25 @@ async def _deny(scope: Scope, send: Send, err: GatewayError) -> None:
 async def _connect_upstream(
     state: AppState, model: str, headers: dict[str, str]
 ) -> tuple["aiohttp.ClientWebSocketResponse", Channel, str]:
-    channels = [c for c in state.catalog.channels_by_model.get(model, ()) if c.kind == "openai"]
+    apis: dict[str, RealtimeProvider] = {}
+    for name, kind in state.kinds.items():
+        api = kind.realtime()
+        if api is not None:
+            apis[name] = api
+    channels = [c for c in state.catalog.channels_by_model.get(model, ()) if c.kind in apis]
     last_error: GatewayError | None = None
     for channel in plan(tuple(channels), state.health, state.rng, model):
         key = state.keys.pick(channel.id, channel.key_list(), state.health)
         if key is None:
             continue  # every key of the channel is disabled
         target = target_for(channel, model, key.key)
-        upstream_headers = {"authorization": f"Bearer {target.api_key}", **target.extra_headers}
-        if "openai-beta" in headers:
-            upstream_headers["openai-beta"] = headers["openai-beta"]
+        api = apis[channel.kind]
         try:
-            ws = await state.upstream.ws_connect(
-                realtime_url(target.base_url, target.upstream_model), upstream_headers
-            )
+            target = await authorized(state.kinds, channel.kind, target)
+            upstream_headers = api.realtime_headers(target)
+            if "openai-beta" in headers:
+                upstream_headers["openai-beta"] = headers["openai-beta"]
+            ws = await state.upstream.ws_connect(api.realtime_url(target), upstream_headers)
         except GatewayError as err:
             record_failure(state.health, Candidate(channel, target, key.position), model, err)
             if key_refused(err):

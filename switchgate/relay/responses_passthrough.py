@@ -1,4 +1,5 @@
-"""Native passthrough for `/v1/responses`: OpenAI channels that serve it (`serves_responses`).
+"""Native passthrough for `/v1/responses`: channels whose kind has a Responses adapter
+(ResponsesProvider, providers/capabilities.py) and that serve it (`serves_responses`).
 
 `run_chat` passes a call through when the provider's dialect equals the client's. No
 channel kind speaks "responses", so Responses calls are translated through the IR to chat,
@@ -17,24 +18,32 @@ from switchgate.core.response import ChatResponse
 from switchgate.core.usage import Usage
 from switchgate.errors import GatewayError
 from switchgate.providers.base import StreamDecoder, Target, UpstreamRequest
-from switchgate.providers.capabilities import ChatProvider
+from switchgate.providers.capabilities import ChatProvider, ResponsesProvider
 from switchgate.providers.openai import OpenAIProvider
-from switchgate.providers.openai import serves_responses as serves_responses_at
 from switchgate.providers.openai_response import classify_openai_error
 from switchgate.providers.openai_responses import (
     ResponsesUsageMeter,
-    build_responses_passthrough,
     parse_response_object,
     response_to_core,
     usage_from_responses,
 )
+from switchgate.providers.registry import ProviderKind, provider_kinds
 from switchgate.routing.channels import Channel
 
 
-def serves_responses(channel: Channel) -> bool:
-    """Whether `/v1/responses` goes to this channel natively (providers/openai.py
-    `serves_responses`: the operator's `responses` setting, else on for api.openai.com)."""
-    return channel.kind == "openai" and serves_responses_at(channel.base_url, channel.extra)
+def responses_api(kinds: Mapping[str, ProviderKind], channel: Channel) -> ResponsesProvider | None:
+    """The channel kind's Responses adapter when `/v1/responses` goes to this channel
+    natively (as the operator declared, else the adapter's default: on for the official
+    OpenAI API, off for other OpenAI-compatible servers)."""
+    kind = kinds.get(channel.kind)
+    api = kind.responses() if kind is not None else None
+    if api is None or not api.serves_responses(channel.base_url, channel.extra):
+        return None
+    return api
+
+
+def serves_responses(channel: Channel, kinds: Mapping[str, ProviderKind] | None = None) -> bool:
+    return responses_api(provider_kinds() if kinds is None else kinds, channel) is not None
 
 
 class ResponsesNative:
@@ -44,13 +53,16 @@ class ResponsesNative:
     kind = "openai"
     dialect = "responses"
 
-    def __init__(self) -> None:
+    def __init__(self, kinds: Mapping[str, ProviderKind]) -> None:
+        self._kinds = kinds
         self._chat = OpenAIProvider()  # the chat methods are never used for passthrough
+        self._api: ResponsesProvider | None = None  # the channel's, set by for_channel
         self.final: dict[str, Any] | None = None
         self.meter: ResponsesUsageMeter | None = None
 
     def for_channel(self, channel: Channel) -> ChatProvider | None:
-        return self if serves_responses(channel) else None
+        self._api = responses_api(self._kinds, channel)
+        return self if self._api is not None else None
 
     @property
     def sequence(self) -> int:
@@ -68,7 +80,8 @@ class ResponsesNative:
         headers: Mapping[str, str],
         raw: bytes | None = None,
     ) -> UpstreamRequest:
-        return build_responses_passthrough(body, target, raw)
+        assert self._api is not None, "for_channel chose this channel"
+        return self._api.build_responses_request(body, target, raw)
 
     def usage_from_body(self, body: bytes) -> Usage | None:
         data = parse_response_object(body)

@@ -29,12 +29,10 @@ from switchgate.billing.media_pricing import (
 )
 from switchgate.billing.pricing import Price
 from switchgate.core.usage import Usage
-from switchgate.dialects.openai_media.forms import parse_form
 from switchgate.dialects.openai_media.requests import parse_speech
 from switchgate.dialects.openai_media.uploads import Transcription, parse_transcription
 from switchgate.providers.base import Target, UpstreamRequest
 from switchgate.providers.openai_media import (
-    OPENAI_KINDS,
     StreamUsageMeter,
     TranscriptMeter,
     form_request,
@@ -42,12 +40,13 @@ from switchgate.providers.openai_media import (
     transcript_meter,
     wav_seconds,
 )
+from switchgate.providers.registry import AUDIO, ProviderKind
 from switchgate.relay.asgi import Receive, Scope, Send
 from switchgate.relay.gate import parse_json_object
-from switchgate.relay.simple import Delivery, Exchange, MediaEndpoint, handle_media
+from switchgate.relay.simple import Delivery, Exchange, MediaEndpoint, handle_media, openai_shaped
 from switchgate.relay.upstream import UpstreamResponse, read_all
-from switchgate.routing.channels import Channel
 from switchgate.state import AppState
+from switchgate.wire.forms import parse_form
 
 # Compressed audio of unknown length: assume at least 4 kB per second (32 kbit/s) for the
 # hold (an upper bound of the duration for the usual codecs) and 16 kB per second
@@ -62,7 +61,7 @@ def _headers(response: UpstreamResponse, default: str) -> list[tuple[bytes, byte
 
 
 class SpeechExchange(Exchange):
-    kinds = OPENAI_KINDS
+    endpoint = AUDIO
 
     def __init__(self, model: str, body: dict[str, object], characters: int, tokens: int):
         super().__init__(model, stream=True)
@@ -73,8 +72,8 @@ class SpeechExchange(Exchange):
     def hold(self, price: Price) -> int:
         return speech_cost(price, self.characters, self.tokens)
 
-    def build(self, channel: Channel, target: Target) -> UpstreamRequest:
-        return passthrough_json(channel.kind, target, "audio/speech", dict(self.body))
+    def build(self, kind: ProviderKind, target: Target) -> UpstreamRequest:
+        return passthrough_json(openai_shaped(kind, AUDIO), target, "audio/speech", dict(self.body))
 
     async def relay(self, delivery: Delivery, response: UpstreamResponse) -> None:
         try:
@@ -86,7 +85,7 @@ class SpeechExchange(Exchange):
 
 
 class TranscriptionExchange(Exchange):
-    kinds = OPENAI_KINDS
+    endpoint = AUDIO
 
     def __init__(
         self, call: Transcription, default_output_tokens: int, state: AppState, path: str
@@ -108,8 +107,8 @@ class TranscriptionExchange(Exchange):
         tokens = seconds * AUDIO_TOKENS_PER_SECOND * 2
         return transcription_hold(price, seconds, tokens, self.default_output_tokens)
 
-    def build(self, channel: Channel, target: Target) -> UpstreamRequest:
-        return form_request(channel.kind, target, self.path, self.call.form)
+    def build(self, kind: ProviderKind, target: Target) -> UpstreamRequest:
+        return form_request(openai_shaped(kind, AUDIO), target, self.path, self.call.form)
 
     def _bill(self, delivery: Delivery, meter: TranscriptMeter, text: str) -> None:
         seconds, guessed = meter.seconds or self.wav, False

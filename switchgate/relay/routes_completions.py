@@ -20,18 +20,18 @@ from switchgate.dialects.openai_media.requests import (
 )
 from switchgate.providers.base import Target, UpstreamRequest
 from switchgate.providers.openai_media import (
-    OPENAI_KINDS,
     StreamUsageMeter,
     body_usage,
     completion_text,
     passthrough_json,
 )
+from switchgate.providers.registry import COMPLETIONS as _COMPLETIONS
+from switchgate.providers.registry import ProviderKind
 from switchgate.relay.asgi import SSE_HEADERS, Receive, Scope, Send
 from switchgate.relay.gate import parse_json_object
 from switchgate.relay.passfilters import OpenAIUsageStripper
-from switchgate.relay.simple import Delivery, Exchange, MediaEndpoint, handle_media
+from switchgate.relay.simple import Delivery, Exchange, MediaEndpoint, handle_media, openai_shaped
 from switchgate.relay.upstream import UpstreamResponse, read_all
-from switchgate.routing.channels import Channel
 from switchgate.state import AppState
 from switchgate.tokenizer import Tokenizer
 
@@ -56,7 +56,7 @@ def complete_usage(
 
 
 class CompletionsExchange(Exchange):
-    kinds = OPENAI_KINDS
+    endpoint = _COMPLETIONS
 
     def __init__(self, request: CompletionsRequest, body: dict[str, object], hold_out: int):
         super().__init__(request.model, stream=request.stream)
@@ -75,9 +75,13 @@ class CompletionsExchange(Exchange):
         prompt_tokens = sum(prompt_size(p) for p in self.request.prompts) + 16
         return token_hold(price, prompt_tokens, self.held_output)
 
-    def build(self, channel: Channel, target: Target) -> UpstreamRequest:
+    def build(self, kind: ProviderKind, target: Target) -> UpstreamRequest:
         return passthrough_json(
-            channel.kind, target, "completions", dict(self.body), stream_usage=True
+            openai_shaped(kind, _COMPLETIONS),
+            target,
+            "completions",
+            dict(self.body),
+            stream_usage=True,
         )
 
     async def relay(self, delivery: Delivery, response: UpstreamResponse) -> None:

@@ -14,23 +14,22 @@ from typing import Final
 from switchgate.billing.media_pricing import image_cost, image_hold
 from switchgate.billing.pricing import Price
 from switchgate.core.usage import Usage
-from switchgate.dialects.openai_media.forms import Form, parse_form
 from switchgate.dialects.openai_media.requests import ImageRequest, image_request
 from switchgate.dialects.openai_media.uploads import parse_image_edit
 from switchgate.providers.base import Target, UpstreamRequest
 from switchgate.providers.openai_media import (
-    OPENAI_KINDS,
     ImageStreamMeter,
     form_request,
     image_result,
     passthrough_json,
 )
+from switchgate.providers.registry import IMAGES, ProviderKind
 from switchgate.relay.asgi import Receive, Scope, Send
 from switchgate.relay.gate import parse_json_object
-from switchgate.relay.simple import Delivery, Exchange, MediaEndpoint, handle_media
+from switchgate.relay.simple import Delivery, Exchange, MediaEndpoint, handle_media, openai_shaped
 from switchgate.relay.upstream import UpstreamResponse, read_all
-from switchgate.routing.channels import Channel
 from switchgate.state import AppState
+from switchgate.wire.forms import Form, parse_form
 
 # Output tokens held per image when the price is per token (gpt-image-1 "high" quality
 # at 1536x1024 makes about 6,200).
@@ -39,7 +38,7 @@ HOLD_INPUT_TOKENS_PER_UPLOAD: Final = 4096
 
 
 class ImagesExchange(Exchange):
-    kinds = OPENAI_KINDS
+    endpoint = IMAGES
 
     def __init__(
         self,
@@ -61,11 +60,12 @@ class ImagesExchange(Exchange):
         prompt_tokens = prompt + self.uploads * HOLD_INPUT_TOKENS_PER_UPLOAD
         return image_hold(price, self.request.n, prompt_tokens, HOLD_OUTPUT_TOKENS_PER_IMAGE)
 
-    def build(self, channel: Channel, target: Target) -> UpstreamRequest:
+    def build(self, kind: ProviderKind, target: Target) -> UpstreamRequest:
+        api = openai_shaped(kind, IMAGES)
         if self.form is not None:
-            return form_request(channel.kind, target, "images/edits", self.form)
+            return form_request(api, target, "images/edits", self.form)
         assert self.body is not None
-        return passthrough_json(channel.kind, target, "images/generations", dict(self.body))
+        return passthrough_json(api, target, "images/generations", dict(self.body))
 
     async def relay(self, delivery: Delivery, response: UpstreamResponse) -> None:
         content_type = response.headers.get("content-type", "application/json")

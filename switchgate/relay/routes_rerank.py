@@ -14,23 +14,21 @@ from switchgate.billing.pricing import Price
 from switchgate.core.rerank import RerankRequest
 from switchgate.core.usage import Usage
 from switchgate.dialects.openai_media.requests import parse_rerank
+from switchgate.errors import ErrorKind, GatewayError
 from switchgate.providers.base import Target, UpstreamRequest
-from switchgate.providers.rerank import (
-    RERANK_KINDS,
-    build_rerank,
-    parse_rerank_answer,
-    rerank_reply,
-)
+from switchgate.providers.capabilities import RerankProvider
+from switchgate.providers.registry import RERANK as _RERANK
+from switchgate.providers.registry import ProviderKind
+from switchgate.providers.rerank import rerank_reply
 from switchgate.relay.asgi import Receive, Scope, Send
 from switchgate.relay.gate import parse_json_object
 from switchgate.relay.simple import Delivery, Exchange, MediaEndpoint, handle_media
 from switchgate.relay.upstream import UpstreamResponse, read_all
-from switchgate.routing.channels import Channel
 from switchgate.state import AppState
 
 
 class RerankExchange(Exchange):
-    kinds = RERANK_KINDS
+    endpoint = _RERANK
 
     def __init__(self, request: RerankRequest, state: AppState) -> None:
         super().__init__(request.model)
@@ -50,11 +48,15 @@ class RerankExchange(Exchange):
             count(d) for d in request.documents
         )
 
-    def build(self, channel: Channel, target: Target) -> UpstreamRequest:
-        return build_rerank(channel.kind, target, self.request)
+    def accepts(self, kind: ProviderKind) -> bool:
+        return kind.rerank() is not None
+
+    def build(self, kind: ProviderKind, target: Target) -> UpstreamRequest:
+        return _reranker(kind).build_rerank_request(self.request, target)
 
     async def relay(self, delivery: Delivery, response: UpstreamResponse) -> None:
-        result = parse_rerank_answer(await read_all(response), self.request)
+        reranker = _reranker(delivery.kind)
+        result = reranker.parse_rerank_response(await read_all(response), self.request)
         if result.tokens is not None:
             usage = Usage(input_tokens=result.tokens)
         else:
@@ -62,6 +64,13 @@ class RerankExchange(Exchange):
         delivery.bill(input_token_cost(delivery.price, usage.input_tokens), usage)
         reply = rerank_reply(result, self.model, usage.input_tokens)
         await delivery.whole(jsonutil.dumps(reply))
+
+
+def _reranker(kind: ProviderKind) -> RerankProvider:
+    reranker = kind.rerank()
+    if reranker is None:  # `accepts` keeps such channels out
+        raise GatewayError(ErrorKind.UPSTREAM_ERROR, f"{kind.name} channels do not serve rerank")
+    return reranker
 
 
 def _prepare(state: AppState, raw: bytes, headers: Mapping[str, str]) -> Exchange:

@@ -109,7 +109,7 @@ def _not_found(response_id: str, param: str | None = None) -> GatewayError:
 
 
 async def create(state: AppState, scope: Scope, receive: Receive, send: Send) -> None:
-    native = ResponsesNative()
+    native = ResponsesNative(state.kinds)
     dialect = _RequestDialect(native)
     request_id = new_request_id()
     responder = _StoringResponder(send, request_id)
@@ -144,7 +144,9 @@ async def create(state: AppState, scope: Scope, receive: Receive, send: Send) ->
         policy.check_model(principal, request.model, state.catalog)
         extras = request.extras.get(EXTRAS_KEY, {})
         channels = state.catalog.channels_by_model.get(request.model, ())
-        if extras.get("native_only") and not any(serves_responses(c) for c in channels):
+        if extras.get("native_only") and not any(
+            serves_responses(c, state.kinds) for c in channels
+        ):
             raise invalid(
                 f"{extras['native_only'][0]} is not supported for the model "
                 f"'{request.model}': none of its channels speaks the Responses API natively."

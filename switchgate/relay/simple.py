@@ -9,8 +9,9 @@ rerank, Gemini embeddings):
     -> settle the hold, record the outcome (ledger row + request log, batched)
 
 An endpoint supplies a MediaEndpoint (how to find the token, which dialect renders its
-errors, how to turn the body into an Exchange); the Exchange knows how to reach each
-kind of channel for this one call and how to relay and bill the answer.
+errors, how to turn the body into an Exchange); the Exchange says which channel kinds
+can serve it (by the capabilities of their adapters, providers/registry.py), how to
+reach one for this call and how to relay and bill the answer.
 """
 
 from collections.abc import Callable, Mapping
@@ -24,8 +25,9 @@ from switchgate.core.usage import Usage
 from switchgate.dialects.base import ChatDialect
 from switchgate.errors import ErrorKind, GatewayError
 from switchgate.providers.base import Target, UpstreamRequest
-from switchgate.providers.gemini_stream import classify_gemini_error
+from switchgate.providers.capabilities import ErrorClassifier, OpenAIShaped
 from switchgate.providers.openai_response import classify_openai_error
+from switchgate.providers.registry import ProviderKind
 from switchgate.relay import policy
 from switchgate.relay.asgi import (
     ClientGone,
@@ -58,6 +60,7 @@ class Delivery:
     dialect: ChatDialect
     price: Price
     channel: Channel
+    kind: ProviderKind  # the channel's kind (its adapter)
     target: Target  # the channel's address and key this call went to
     hold: Hold
 
@@ -108,26 +111,41 @@ class Delivery:
 
 
 class Exchange:
-    """One validated non-chat call. Subclasses set `kinds` (the channel kinds that can
-    serve it) and implement `hold`, `build` and `relay`."""
+    """One validated non-chat call. Subclasses set `endpoint` (the registry's name for
+    what they serve) and implement `hold`, `build` and `relay`; `accepts` says which
+    kinds can serve the call (by default: those that pass OpenAI's own endpoint through)."""
 
-    kinds: frozenset[str] = frozenset()
+    endpoint: str = ""
 
     def __init__(self, model: str, *, stream: bool = False) -> None:
         self.model = model
         self.stream = stream
 
+    def accepts(self, kind: ProviderKind) -> bool:
+        return kind.openai_shaped(self.endpoint) is not None
+
     def hold(self, price: Price) -> int:
         """The most this call can cost (reserved before any upstream call)."""
         raise NotImplementedError
 
-    def build(self, channel: Channel, target: Target) -> UpstreamRequest:
+    def build(self, kind: ProviderKind, target: Target) -> UpstreamRequest:
         raise NotImplementedError
 
     async def relay(self, delivery: Delivery, response: UpstreamResponse) -> None:
         """Answer the client from a successful upstream response and call delivery.bill()
         (in a `finally` when streaming, so a cut stream is still billed)."""
         raise NotImplementedError
+
+
+def openai_shaped(kind: ProviderKind, endpoint: str) -> OpenAIShaped:
+    """The kind's adapter for OpenAI's own `endpoint` (only kinds that `accepts` it get
+    here)."""
+    api = kind.openai_shaped(endpoint)
+    if api is None:
+        raise GatewayError(
+            ErrorKind.UPSTREAM_ERROR, f"{kind.name} channels do not serve {endpoint}"
+        )
+    return api
 
 
 @dataclass(frozen=True)
@@ -141,15 +159,19 @@ class MediaEndpoint:
     )
 
 
-def classify(kind: str, status: int, body: bytes) -> GatewayError:
-    if kind == "gemini":
-        return classify_gemini_error(status, body)
-    return classify_openai_error(status, body)  # OpenAI, Azure, and Cohere/Jina's {message}
+def classify(kind: ProviderKind | None, status: int, body: bytes) -> GatewayError:
+    """An upstream error answer, as the kind's adapter reads it (OpenAI's shape, which
+    also reads Cohere's and Jina's `{message}`, when it has no reader of its own)."""
+    adapter = kind.adapter if kind is not None else None
+    if isinstance(adapter, ErrorClassifier):
+        return adapter.classify_error(status, body)
+    return classify_openai_error(status, body)
 
 
 def serving_channels(state: AppState, exchange: Exchange, what: str) -> list[Channel]:
     channels = state.catalog.channels_by_model.get(exchange.model, ())
-    usable = [c for c in channels if c.kind in exchange.kinds]
+    kinds = state.kinds
+    usable = [c for c in channels if c.kind in kinds and exchange.accepts(kinds[c.kind])]
     if not usable:
         raise GatewayError(
             ErrorKind.NOT_FOUND,
@@ -213,10 +235,11 @@ class _ExchangeRoute:
     hold: Hold
 
     def build(self, channel: Channel, target: Target) -> UpstreamRequest | None:
-        return self.exchange.build(channel, target)
+        kind = self.state.kinds.get(channel.kind)
+        return self.exchange.build(kind, target) if kind is not None else None
 
     def classify(self, channel: Channel, status: int, body: bytes) -> GatewayError:
-        return classify(channel.kind, status, body)
+        return classify(self.state.kinds.get(channel.kind), status, body)
 
     async def deliver(self, channel: Channel, target: Target, response: UpstreamResponse) -> None:
         delivery = Delivery(
@@ -226,6 +249,7 @@ class _ExchangeRoute:
             self.dialect,
             self.price,
             channel,
+            self.state.kinds[channel.kind],
             target,
             self.hold,
         )

@@ -84,7 +84,7 @@ def test_openai_compatible_vendor_needs_its_channel(fresh_gateway: Gateway) -> N
     gw = fresh_gateway
     refused = run_cli(gw.env, "catalogue", "import", "--provider", "deepseek", check=False)
     assert refused.returncode == 2
-    assert "add a channel of kind openai at https://api.deepseek.com/v1" in refused.stderr
+    assert "add a channel of kind deepseek at https://api.deepseek.com/v1" in refused.stderr
     assert "or pass --channel NAME" in refused.stderr
     done = run_cli(
         gw.env, "catalogue", "import", "--models", "deepseek-chat", "--channel", "mock-openai"

@@ -13,11 +13,26 @@ import openai
 import pytest
 
 from switchgate.console.pages import PAGES
+from switchgate.money import UNITS_PER_USD
 from tests.conftest import ADMIN_EMAIL, ADMIN_PASSWORD, Gateway
 from tests.e2e.a11y import PHONE, axe_findings, axe_source, horizontal_overflow
 from tests.e2e.browser import off_loop, screenshot, sign_in
 from tests.e2e.console_client import PASSWORD, own_gateway, verified_user
+from tests.e2e.dashboard_support import (
+    CHARTS,
+    REQUESTS_TOTAL,
+    SPEND_UNITS,
+    TTFT,
+    check_charts,
+    check_percentiles,
+    check_range,
+    exact_text,
+    panel_rows,
+    parse_ms,
+    units,
+)
 from tests.e2e.media_helpers import log_rows, usd
+from tests.e2e.mixed_load import BALANCE_USD, REQUESTS, TOTAL, mixed_load, scrape, value
 from tests.support import Process, wait_for
 
 pytestmark = pytest.mark.browser
@@ -41,14 +56,6 @@ def check_page(page: Any, url: str, axe: str, problems: list[str]) -> None:
     if wider > 0:
         problems.append(f"{url}: {wider} px wider than the screen")
     problems.extend(f"{url}: {finding}" for finding in axe_findings(page, axe))
-
-
-def used_key(gateway: Gateway) -> tuple[str, str]:
-    """A user with a balance and one request in the log."""
-    email, token = off_loop(gateway.new_user)
-    sdk = openai.OpenAI(base_url=f"{gateway.url}/v1", api_key=token, max_retries=0)
-    sdk.chat.completions.create(model="gpt-mock", messages=[{"role": "user", "content": "hi"}])
-    return email, token
 
 
 @pytest.fixture(scope="module")
@@ -103,21 +110,78 @@ def test_every_page_passes_axe_at_desktop_width(page: Any, gateway: Gateway) -> 
 
 
 def test_admin_dashboard_shows_the_whole_site(page: Any, site: Gateway) -> None:
+    """After the mixed load of tests/e2e/mixed_load.py (failovers, upstream and gateway 429s,
+    an unknown key, streams and whole answers) the admin dashboard draws its charts, and
+    what it shows equals the load's composition and a /metrics scrape: requests, errors
+    and spend overall, per model, per channel and per user (the ranking), the charts'
+    totals, and p50 / p95 consistent with the scraped histograms."""
     gateway = site
-    email, _ = used_key(gateway)
+    load = off_loop(mixed_load, gateway)
+    url = f"{gateway.url}/metrics"
+    scraped = wait_for(lambda: (s := scrape(url)) and value(s, REQUESTS_TOTAL) == TOTAL and s)
+    assert scraped, "the scrape never showed the whole load"
+    # The dashboard counts what the request log has: requests of known keys. The three
+    # refused before that (unknown key, the gateway's rpm limit) are only in /metrics.
+    admitted = {k: n for k, n in REQUESTS.items() if k[0] != "none"}
+    refused = TOTAL - sum(admitted.values())
+    assert value(scraped, REQUESTS_TOTAL, model="none", channel="none") == refused == 3
+    spent = {e: BALANCE_USD * UNITS_PER_USD - off_loop(gateway.balance, e) for e in load.emails}
+
     sign_in(page, gateway.url, ADMIN_EMAIL, ADMIN_PASSWORD)
-    settle(page, f"{gateway.url}/console")
-    page.locator("#site-requests .value").wait_for()
-    assert page.inner_text("#site-requests .value") == "1"
-    assert page.locator("#site .chart canvas").count() >= 4
-    ranking = page.locator("#site table", has_text=email)
-    assert ranking.count() == 1
-    # Axis labels are readable (12 px), and no empty chart draws a stray axis.
-    assert page.evaluate("() => document.querySelector('#site .u-axis') !== null")
+    expected_requests = str(sum(admitted.values()))
+
+    def shown() -> bool:  # the batch writer may still be writing the last rows
+        settle(page, f"{gateway.url}/console")
+        page.locator("#site-requests .value").wait_for()
+        return page.inner_text("#site-requests .value") == expected_requests
+
+    assert wait_for(shown, timeout=15, interval=0.5), page.inner_text("#site-requests")
+    errors = sum(n for (_m, _c, _d, code), n in admitted.items() if int(code) >= 400)
+    assert page.inner_text("#site-errors .value") == str(errors) == "2"
+    total_spend = units(exact_text(page.locator("#site-spend .value")))
+    assert total_spend == value(scraped, SPEND_UNITS) == sum(spent.values()) > 0
+
+    # Per model and per channel: requests, errors and spend as composed and as scraped.
+    for panel_title, key, label in (("Per model", 0, "model"), ("Per channel", 1, "channel")):
+        rows = panel_rows(page, panel_title)
+        names = {k[key] for k in admitted}
+        assert sorted(rows) == sorted(names), (panel_title, rows)
+        for name in names:
+            row = rows[name]
+            sent = {k: n for k, n in admitted.items() if k[key] == name}
+            assert int(row[1]) == sum(sent.values()), (name, row)
+            assert int(row[1]) == value(scraped, REQUESTS_TOTAL, **{label: name})
+            assert int(row[2]) == sum(n for k, n in sent.items() if int(k[3]) >= 400)
+            assert units(row[3]) == value(scraped, SPEND_UNITS, **{label: name}) > 0
+            check_percentiles(scraped, row, label, name)
+
+    # The per-user spend ranking: both users of the load, biggest spender first.
+    ranking = panel_rows(page, "Top users by spend", ordered=True)
+    assert [r[0] for r in ranking.values()] == [load.email, load.limited_email]
+    assert [units(r[4]) for r in ranking.values()] == [spent[load.email], spent[load.limited_email]]
+    assert [int(r[1]) for r in ranking.values()] == [13, 1]
+    assert [int(r[2]) for r in ranking.values()] == [2, 0]
+    tokens_in = sum(int(r[3].split(" / ")[0].replace(",", "")) for r in ranking.values())
+    tokens_out = sum(int(r[3].split(" / ")[1].replace(",", "")) for r in ranking.values())
+    scraped_in = value(scraped, "switchgate_tokens_total", kind="input")
+    assert tokens_in == scraped_in + value(scraped, "switchgate_tokens_total", kind="cached")
+    assert tokens_out == value(scraped, "switchgate_tokens_total", kind="output") > 0
+    # Time to first token: the three streams, as /metrics counts them.
+    ttft = page.inner_text("#site-ttft .value")
+    assert "—" not in ttft and "—" not in page.inner_text("#site-latency .value")
+    check_range(scraped, TTFT, 0.5, parse_ms(ttft.split(" / ")[0]))
+    check_range(scraped, TTFT, 0.95, parse_ms(ttft.split(" / ")[1]))
+
+    # The charts are drawn (uPlot canvases, the lines in their colours) with those totals.
+    check_charts(page, scraped, int(expected_requests), errors, total_spend)
+    assert axe_findings(page, axe_source()) == []  # with every chart, caption and table drawn
+    assert horizontal_overflow(page) == 0
     screenshot(page, "dashboard-admin")
     page.select_option("#range", "90d")
     page.locator("#site-requests .value").wait_for()
-    assert page.locator("#site .chart canvas").count() >= 4
+    assert page.inner_text("#site-requests .value") == expected_requests
+    assert page.locator("#site .chart canvas").count() == len(CHARTS)
+    assert page.locator("#site-scope").count() == 1
 
 
 def test_playground_renders_markdown_safely_and_shows_costs(page: Any, gateway: Gateway) -> None:

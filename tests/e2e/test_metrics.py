@@ -1,42 +1,28 @@
 """/metrics after a mixed load of known composition: requests by model, channel, dialect
 and status; failovers; upstream and gateway 429s; streams and whole answers; tokens and
 spend; the sampled gauges; with one worker and with two (multi-process mode); and who
-may read it (token, separate address, loopback)."""
+may read it (token, separate address, loopback). The load and its composition are in
+tests/e2e/mixed_load.py, shared with the admin dashboard's browser test."""
 
-import urllib.request
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
 
-import anthropic
 import openai
 import pytest
-from prometheus_client.parser import text_string_to_metric_families
 
-from switchgate.cli.ops import Ops
 from switchgate.money import UNITS_PER_USD
 from tests.conftest import Gateway, _start_gateway
+from tests.e2e.mixed_load import (
+    BALANCE_USD,
+    REQUESTS,
+    TOTAL,
+    Samples,
+    mixed_load,
+    scrape,
+    value,
+)
 from tests.support import Process, free_port, http_json, start_process, wait_for
-
-Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
-
-
-def scrape(url: str, headers: dict[str, str] | None = None) -> Samples:
-    request = urllib.request.Request(url, headers=headers or {})
-    with urllib.request.urlopen(request, timeout=5) as response:
-        text = response.read().decode()
-    out: Samples = {}
-    for family in text_string_to_metric_families(text):
-        for sample in family.samples:
-            out[(sample.name, frozenset(sample.labels.items()))] = sample.value
-    return out
-
-
-def value(samples: Samples, name: str, **labels: str) -> float:
-    """The sum over every series of `name` whose labels include `labels`."""
-    wanted = set(labels.items())
-    return sum(v for (n, ls), v in samples.items() if n == name and wanted <= ls)
 
 
 @pytest.fixture(scope="module")
@@ -48,68 +34,13 @@ def own_gateway(
     gateway.process.stop()
 
 
-def _user(gateway: Gateway, rpm: int | None = None) -> tuple[str, str]:
-    email, token = gateway.new_user()
-    if rpm is None:
-        return email, token
-
-    async def job(ops: Ops) -> str:
-        return (await ops.create_token(email, "limited", rpm_limit=rpm)).token
-
-    return email, gateway.ops(job)
-
-
-def _mixed_load(gateway: Gateway) -> dict[str, Any]:
-    email, token = _user(gateway)
-    oa = openai.OpenAI(base_url=f"{gateway.url}/v1", api_key=token, max_retries=0)
-    hi = [{"role": "user", "content": "hello metrics"}]
-    for _ in range(3):
-        oa.chat.completions.create(model="gpt-mock", messages=hi)
-    for _ in range(2):
-        for _chunk in oa.chat.completions.create(model="gpt-mock", messages=hi, stream=True):
-            pass
-    for _ in range(2):  # the upstream answers 429; the only channel: the client gets 429
-        with pytest.raises(openai.RateLimitError):
-            oa.chat.completions.create(
-                model="gpt-mock", messages=[{"role": "user", "content": "[[mock:error=429]]"}]
-            )
-        oa.chat.completions.create(model="gpt-mock", messages=hi)  # closes the breaker
-    for _ in range(3):  # dead-primary refuses connections: each fails over
-        oa.chat.completions.create(model="fallback-model", messages=hi)
-    claude = anthropic.Anthropic(base_url=gateway.url, api_key=token, max_retries=0)
-    with claude.messages.stream(
-        model="claude-mock", max_tokens=50, messages=[{"role": "user", "content": "hi"}]
-    ) as stream:
-        for _text in stream.text_stream:
-            pass
-    _, limited = _user(gateway, rpm=1)
-    lim = openai.OpenAI(base_url=f"{gateway.url}/v1", api_key=limited, max_retries=0)
-    lim.chat.completions.create(model="gpt-mock", messages=hi)
-    for _ in range(2):
-        with pytest.raises(openai.RateLimitError):
-            lim.chat.completions.create(model="gpt-mock", messages=hi)
-    with pytest.raises(openai.AuthenticationError):
-        openai.OpenAI(
-            base_url=f"{gateway.url}/v1", api_key="sk-nope", max_retries=0
-        ).chat.completions.create(model="gpt-mock", messages=hi)
-    return {"email": email}
-
-
 def test_a_scrape_matches_a_mixed_load_exactly(own_gateway: Gateway) -> None:
-    load = _mixed_load(own_gateway)
+    load = mixed_load(own_gateway)
     url = f"{own_gateway.url}/metrics"
     req = "switchgate_requests_total"
-    expected = {
-        ("gpt-mock", "mock-openai", "openai", "200"): 3 + 2 + 2 + 1,
-        ("gpt-mock", "mock-openai", "openai", "429"): 2,
-        ("fallback-model", "mock-fallback", "openai", "200"): 3,
-        ("claude-mock", "mock-anthropic", "anthropic", "200"): 1,
-        ("none", "none", "openai", "429"): 2,  # refused by the rpm limit before the body
-        ("none", "none", "openai", "401"): 1,
-    }
-    samples = wait_for(lambda: (s := scrape(url)) and value(s, req) == 17 and s, timeout=10)
+    samples = wait_for(lambda: (s := scrape(url)) and value(s, req) == TOTAL and s, timeout=10)
     assert samples, "\n".join(f"{sorted(ls)} {v}" for (n, ls), v in scrape(url).items() if n == req)
-    for (model, channel, dialect, code), count in expected.items():
+    for (model, channel, dialect, code), count in REQUESTS.items():
         got = value(samples, req, model=model, channel=channel, dialect=dialect, code=code)
         assert got == count, (model, channel, code, got)
     assert value(samples, req, status_class="2xx") == 12
@@ -139,7 +70,7 @@ def test_a_scrape_matches_a_mixed_load_exactly(own_gateway: Gateway) -> None:
 
     assert value(samples, "switchgate_tokens_total", model="gpt-mock", kind="input") > 0
     assert value(samples, "switchgate_tokens_total", model="claude-mock", kind="output") > 0
-    spent = 10 * UNITS_PER_USD - own_gateway.balance(load["email"])
+    spent = BALANCE_USD * UNITS_PER_USD - own_gateway.balance(load.email)
     metered = value(samples, "switchgate_cost_units_total")
     limited_user_cost = metered - spent  # the rpm user's one call, same price as the others
     assert spent > 0 and 0 < limited_user_cost < spent / 5

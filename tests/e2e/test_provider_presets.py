@@ -20,6 +20,7 @@ from tests.support import (
     free_port,
     gateway_env,
     mock_requests,
+    run_cli,
     start_process,
     wait_for,
 )
@@ -50,7 +51,7 @@ base_url = "{mock}/presets/mistral/v1"
 key = "mock-key"
 models = ["mistral-mock", "magistral-mock"]
 map = {{ "mistral-mock" = "mistral-large-latest", "magistral-mock" = "magistral-medium-latest" }}
-options = {{ safe_prompt = true }}
+options = {{ safe_prompt = "true" }}
 
 [[channels]]
 name = "preset-ollama"
@@ -349,3 +350,41 @@ def test_groq_stream_usage_under_x_groq(gw: Gateway) -> None:
     assert rows[0]["output_tokens"] == usage.completion_tokens
     assert rows[0]["usage_estimated"] is False, "counted by Groq, read from x_groq.usage"
     assert "logprobs" not in _sent(gw, "groq")[-1]["json"]
+
+
+def test_cli_adds_preset_channels(gw: Gateway) -> None:
+    """A local server needs no --key, a vendor does; --option sets a kind's own settings."""
+    out = run_cli(
+        gw.env, "channels", "add", "cli-ollama", "--kind", "ollama",
+        "--base-url", f"{gw.mock_url}/presets/ollama/v1", "--models", "cli-llama",
+    ).stdout  # fmt: skip
+    assert "channel cli-ollama" in out
+    refused = run_cli(
+        gw.env, "channels", "add", "cli-deepseek", "--kind", "deepseek",
+        "--base-url", "https://api.deepseek.com", "--models", "x", check=False,
+    )  # fmt: skip
+    assert refused.returncode != 0 and "needs at least one API key" in refused.stderr
+    run_cli(
+        gw.env, "channels", "add", "cli-mistral", "--kind", "mistral", "--key", "mock-key",
+        "--base-url", f"{gw.mock_url}/presets/mistral/v1", "--models", "cli-mistral",
+        "--option", "safe_prompt=true", "--option", "note=plain text",
+    )  # fmt: skip
+    for model in ("cli-llama", "cli-mistral"):
+        run_cli(gw.env, "prices", "set", model, "--input", "1", "--output", "2")
+    _, token = gw.new_user()
+    sdk = _oai(gw, token)
+    for model in ("cli-llama", "cli-mistral"):
+        reply = wait_for(lambda m=model: _try_chat(sdk, m), timeout=10)
+        assert reply.choices[0].message.content.startswith("Hello from mock")
+    assert _sent(gw, "mistral")[-1]["json"]["safe_prompt"] is True
+    assert "authorization" not in _sent(gw, "ollama")[-1]["headers"]
+
+
+def _try_chat(sdk: openai.OpenAI, model: str) -> Any:
+    """The reply once the gateway offers `model` (its config poll), else None."""
+    try:
+        return sdk.chat.completions.create(
+            model=model, messages=[{"role": "user", "content": "hi"}]
+        )
+    except openai.NotFoundError:
+        return None

@@ -51,12 +51,13 @@ def log(
     cost: int = 10,
     latency: int = 100,
     ttft: int | None = 40,
+    stream: bool = True,
 ) -> dict[str, object]:
     return {
         "request_id": f"r{at}-{user}-{status}-{latency}", "created_at": at, "user_id": user,
         "model": model, "channel_id": channel, "dialect": "openai", "endpoint": "chat",
         "status": status, "input_tokens": 3, "output_tokens": 5, "cost": cost,
-        "latency_ms": latency, "ttft_ms": ttft,
+        "latency_ms": latency, "ttft_ms": ttft, "stream": stream,
     }  # fmt: skip
 
 
@@ -92,6 +93,26 @@ async def test_finished_hours_are_rolled_up_once_and_the_current_hour_read_live(
     # Latency of successful requests only: 50, 100, 200 ms.
     assert total["p50_ms"] is not None and 100 <= total["p50_ms"] < 150  # the [100, 150) bucket
     assert total["ttft_p50_ms"] is not None and 30 <= total["ttft_p50_ms"] <= 50
+
+
+async def test_time_to_first_token_counts_streamed_answers_only(db: Database) -> None:
+    """As /metrics does: a whole (non-streamed) answer has a first byte, not a first token."""
+    hour = NOW - 2 * HOUR_MS
+    rows = [log(hour + i, ttft=800, latency=900) for i in range(3)]
+    rows += [log(hour + 10 + i, ttft=6, latency=7, stream=False) for i in range(5)]
+    async with db.begin() as conn:
+        await conn.execute(insert(request_logs), rows)
+    for live in (True, False):  # read from the log, then from the rolled-up hours
+        async with db.begin() as conn:
+            if not live:
+                await rollup.catch_up(conn, NOW - 3 * HOUR_MS, NOW)
+            data = await rollup.read(conn, NOW - 3 * HOUR_MS, NOW)
+        total = summarise(data, lambda *_: "all").row("all")
+        assert total["requests"] == 8
+        assert total["ttft_p50_ms"] is not None and 750 <= total["ttft_p50_ms"] <= 1000
+        assert total["p50_ms"] is not None and total["p50_ms"] <= 10  # latency: all eight
+        hist = sum(r.count for r in data.latency if r.metric == "ttft")
+        assert hist == 3
 
 
 def test_percentiles_interpolate_inside_their_bucket() -> None:

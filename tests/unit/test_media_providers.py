@@ -19,10 +19,10 @@ import pytest
 
 from switchgate import jsonutil
 from switchgate.core.usage import Usage
-from switchgate.dialects.openai_media.forms import Form, Upload, parse_form
 from switchgate.dialects.openai_media.requests import parse_rerank
 from switchgate.errors import GatewayError
 from switchgate.providers.base import Target, UpstreamRequest
+from switchgate.providers.capabilities import OpenAIShaped
 from switchgate.providers.embeddings import (
     check_translatable,
     gemini_reply,
@@ -39,13 +39,23 @@ from switchgate.providers.openai_media import (
     completion_text,
     form_request,
     image_result,
-    openai_url,
     passthrough_json,
     transcript_meter,
     wav_seconds,
 )
+from switchgate.providers.registry import provider_kinds
 from switchgate.providers.rerank import build_rerank, parse_rerank_answer, rerank_reply
 from switchgate.testing.mock_upstream.assets import wav_header
+from switchgate.wire.forms import Form, Upload, parse_form
+
+KINDS = provider_kinds()
+
+
+def _shaped(kind: str) -> OpenAIShaped:
+    api = KINDS[kind].openai_shaped("embeddings")
+    assert api is not None
+    return api
+
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden" / "media_provider"
 CASES = sorted(p.stem for p in GOLDEN.glob("*.json"))
@@ -79,7 +89,7 @@ def _run(case: str, data: dict[str, Any]) -> Any:
         return {"parsed": dataclasses.asdict(call), "openai_body": body}
     if case.startswith("passthrough_"):
         request = passthrough_json(
-            data["kind"],
+            _shaped(data["kind"]),
             _target(data["target"]),
             data["path"],
             data["body"],
@@ -100,10 +110,10 @@ def test_golden(case: str) -> None:
 
 def test_azure_and_openai_urls() -> None:
     target = Target("https://x.openai.azure.com/", "k", "dep/1")
-    assert openai_url("azure", target, "audio/speech") == (
+    assert _shaped("azure").openai_url(target, "audio/speech") == (
         "https://x.openai.azure.com/openai/deployments/dep%2F1/audio/speech?api-version=2024-10-21"
     )
-    assert openai_url("openai", Target("http://h/v1/", "k", "m"), "images/edits") == (
+    assert _shaped("openai").openai_url(Target("http://h/v1/", "k", "m"), "images/edits") == (
         "http://h/v1/images/edits"
     )
 
@@ -113,7 +123,9 @@ def test_form_request_rewrites_the_model_and_keeps_the_rest() -> None:
         fields=(("model", "alias"), ("response_format", "srt")),
         files=(Upload("file", "a.wav", "audio/wav", b"RIFFdata"),),
     )
-    request = form_request("openai", Target("http://h/v1", "k", "whisper-1"), "audio/x", form)
+    request = form_request(
+        _shaped("openai"), Target("http://h/v1", "k", "whisper-1"), "audio/x", form
+    )
     assert request.headers["authorization"] == "Bearer k"
     parsed = parse_form(request.body, request.headers["content-type"])
     assert parsed.fields == (("model", "whisper-1"), ("response_format", "srt"))

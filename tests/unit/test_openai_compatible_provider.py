@@ -351,3 +351,29 @@ def test_tool_call_start_keeps_vendor_ids() -> None:
     }
     events = _decode(mistral, [b"data: " + jsonutil.dumps(chunk) + b"\n\n"])
     assert [e.id for e in events if isinstance(e, ToolCallStart)] == ["Ab3dE6gH9"]
+
+
+def test_catalogue_imports_onto_preset_channels() -> None:
+    """`catalogue import --provider deepseek` finds deepseek-kind channels wherever they
+    point, and openai-kind channels only at the vendor's own host."""
+    from switchgate.catalogue.entries import shipped_catalogue
+    from switchgate.catalogue.importer import _ChannelRow, _matches
+
+    catalogue = shipped_catalogue()
+    model = catalogue.get("deepseek-chat")
+    assert model.channel_kind == "deepseek"
+
+    def row(kind: str, url: str) -> _ChannelRow:
+        return _ChannelRow("c", kind, url)
+
+    assert _matches(catalogue, model, row("deepseek", "https://proxy.example/deepseek/v1"))
+    assert _matches(catalogue, model, row("openai", "https://api.deepseek.com/v1"))
+    assert not _matches(catalogue, model, row("openai", "https://api.openai.com/v1"))
+    assert not _matches(catalogue, model, row("mistral", "https://api.deepseek.com/v1"))
+    for vendor, kind in {
+        "mistral": "mistral",
+        "xai": "xai",
+        "qwen": "qwen",
+        "meta": "together",
+    }.items():
+        assert catalogue.vendors[vendor].channel_kind == kind

@@ -4,7 +4,6 @@ from typing import Any
 
 import pytest
 
-from switchgate.dialects.openai_media.forms import Form, Upload, encode_form, parse_form
 from switchgate.dialects.openai_media.requests import (
     parse_completions,
     parse_embeddings,
@@ -22,6 +21,7 @@ from switchgate.dialects.openai_media.uploads import (
 )
 from switchgate.errors import ErrorKind, GatewayError
 from switchgate.testing.mock_upstream.assets import PNG
+from switchgate.wire.forms import Form, Upload, encode_form, parse_form
 
 FORM = Form(
     fields=(("model", "dall-e-2"), ("prompt", 'a "quoted"\r\nprompt é'), ("n", "2")),

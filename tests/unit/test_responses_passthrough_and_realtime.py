@@ -8,13 +8,15 @@ from switchgate.billing.realtime import realtime_cost, realtime_hold, realtime_u
 from switchgate.core.response import FinishReason
 from switchgate.core.usage import Usage
 from switchgate.providers.base import Target
+from switchgate.providers.openai import realtime_url
 from switchgate.providers.openai_responses import (
     ResponsesUsageMeter,
     build_responses_passthrough,
     response_to_core,
 )
+from switchgate.providers.registry import provider_kinds
 from switchgate.providers.sse import format_event
-from switchgate.relay.realtime import realtime_url, subprotocol_token
+from switchgate.relay.realtime import subprotocol_token
 from switchgate.relay.responses_passthrough import ResponsesNative, serves_responses
 from switchgate.routing.channels import Channel
 
@@ -95,7 +97,7 @@ def test_only_openai_channels_that_declare_it_are_native() -> None:
     def channel(kind: str, extra: dict[str, object]) -> Channel:
         return Channel(1, "c", kind, "http://x", "k", ("m",), extra=extra)
 
-    native = ResponsesNative()
+    native = ResponsesNative(provider_kinds())
     assert serves_responses(channel("openai", {"responses": True}))
     assert native.for_channel(channel("openai", {"responses": True})) is native
     assert native.for_channel(channel("openai", {})) is None

@@ -19,8 +19,13 @@ from switchgate.core.request import ChatRequest, Message, Sampling, ToolSpec
 from switchgate.core.response import FinishReason
 from switchgate.errors import ErrorKind, GatewayError
 from switchgate.providers.base import Target, UpstreamRequest
+from switchgate.providers.registry import provider_kinds
 from switchgate.providers.vertex import VertexProvider
 from switchgate.providers.vertex_auth import TokenCache
+from switchgate.relay.probe import probe_channel
+from switchgate.relay.upstream import UpstreamClient
+from switchgate.routing.channels import Channel
+from switchgate.settings import Timeouts
 from switchgate.testing import MockUpstream, start_mock_upstream
 from tests.vertex_support import (
     ServiceAccountKey,
@@ -145,7 +150,8 @@ async def test_embeddings(mock: MockUpstream) -> None:
     up = provider.build_embeddings_request(["some text to embed"], 64, target)
     status, body = await _send(up)
     assert status == 200, body
-    vectors, tokens = provider.parse_embeddings_response(body)
+    result = provider.parse_embeddings_response(body)
+    vectors, tokens = result.vectors, result.input_tokens
     assert len(vectors) == 1 and len(vectors[0]) == 64 and tokens == 4
     assert mock.requests[-1]["path"].endswith(
         "/publishers/google/models/gemini-embedding-001:predict"
@@ -287,3 +293,21 @@ async def test_access_token_key_is_used_as_is() -> None:
     target = Target("https://aiplatform.googleapis.com", " ya29.ready ", "gemini-2.5-flash")
     authorized = await VertexProvider().authorize(target)
     assert authorized.extra_headers == {"authorization": "Bearer ya29.ready"}
+
+
+async def test_channel_probe_authorizes_and_reaches_both_publishers(mock: MockUpstream) -> None:
+    """`switchgate channels test` / the console's Test button on a vertex channel."""
+    account = await _account(mock)
+    kinds = provider_kinds()
+    client = UpstreamClient(Timeouts())
+    await client.start()
+    try:
+        for model in ("gemini-2.5-flash", "claude-haiku-4-5@20251001"):
+            channel = Channel(1, "vx", "vertex", mock.base_url, account.key, (model,))
+            result = await probe_channel(client, kinds, channel, prices={}, timeout=10)
+            assert result.ok and result.status == 200, result
+        broken = Channel(2, "vx2", "vertex", mock.base_url, make_service_account("x").key, ("m",))
+        result = await probe_channel(client, kinds, broken, prices={}, timeout=10)
+        assert not result.ok and "PRIVATE KEY" not in str(result.as_dict())
+    finally:
+        await client.close()

@@ -9,9 +9,9 @@ audio is checked by its declared type only (too many containers to sniff).
 from dataclasses import dataclass, replace
 from typing import Final
 
-from switchgate.dialects.openai_media.forms import Form, Upload
 from switchgate.dialects.openai_media.requests import ImageRequest, image_request
 from switchgate.errors import invalid
+from switchgate.wire.forms import Form, Upload
 
 MIB: Final = 1024 * 1024
 MAX_IMAGE_BYTES: Final = 20 * MIB

@@ -8,6 +8,7 @@ from typing import Any, Final
 from aiohttp import WSCloseCode, web
 
 from .anthropic import AnthropicMessages
+from .bedrock import BedrockRuntime
 from .catalog import Catalog
 from .cohere import Cohere
 from .config import MockConfig
@@ -58,6 +59,10 @@ def _add_routes(app: web.Application, state: MockState) -> None:
         router.add_get(prefix + "/models", catalog.list_models)
         router.add_get(prefix + "/models/{name}", catalog.get_model)
         router.add_post(prefix + "/models/{name}", gemini.action)
+    bedrock = BedrockRuntime(state)
+    router.add_post("/model/{modelId}/converse", bedrock.converse)
+    router.add_post("/model/{modelId}/converse-stream", bedrock.converse_stream)
+    router.add_post("/model/{modelId}/invoke", bedrock.invoke)
     presets = PresetModes(state)
     router.add_post("/presets/{vendor}/v1/chat/completions", presets.chat)
     router.add_post("/presets/{vendor}/v1/embeddings", presets.embeddings)

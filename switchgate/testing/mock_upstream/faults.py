@@ -23,6 +23,7 @@ from typing import Any, Final
 
 from aiohttp import web
 
+from .bedrock import bedrock_error
 from .config import MockConfig
 from .errors import anthropic_error, cohere_error, gemini_error, openai_error
 from .httpkit import STREAM_FAULTS, parse_json
@@ -30,6 +31,7 @@ from .state import MockState
 
 _CONTROL: Final = ("/_mock/", "/healthz", "/files/")
 _GEMINI_MODEL: Final = re.compile(r"/models/([^:/]+)")
+_BEDROCK_MODEL: Final = re.compile(r"^/model/([^/]+)/")
 
 Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 
@@ -37,7 +39,7 @@ Handler = Callable[[web.Request], Awaitable[web.StreamResponse]]
 def _model(request: web.Request, body: Any) -> str | None:
     if isinstance(body, dict) and isinstance(body.get("model"), str):
         return str(body["model"])
-    found = _GEMINI_MODEL.search(request.path)
+    found = _GEMINI_MODEL.search(request.path) or _BEDROCK_MODEL.search(request.path)
     return found.group(1) if found else None
 
 
@@ -46,6 +48,8 @@ def _error(request: web.Request, config: MockConfig) -> web.Response:
     path = request.path
     if path.startswith("/v1/messages"):
         response = anthropic_error(status, message)
+    elif path.startswith("/model/"):
+        response = bedrock_error(status, message)
     elif "/models/" in path:
         response = gemini_error(status, message)
     elif path in ("/v2/chat", "/v2/embed"):

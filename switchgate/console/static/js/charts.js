@@ -18,10 +18,28 @@ export const fmt = {
 
 // times: epoch ms; series: [{label, values, color?, bars?}]; format: a fmt function.
 // step: the bucket width in ms (hour or day), for the x axis labels.
+// totals: the series add up (requests, spend): a caption under the chart gives each
+// series' total over the period, as text (also what a screen reader gets for the chart)
+// with the exact number in a <data value>.
 // Room for the widest y-axis label (uPlot calls this with the formatted tick labels).
 const axisSize = (u, values) => (values && values.length ? Math.max(...values.map(v => String(v).length)) * 7.5 + 18 : 40);
 
-export function timeChart({ label, times, series, format = fmt.count, step = 3600000, height = 220 }) {
+// A value with no neighbour (one hour between empty ones, as latency is) draws no line
+// segment: uPlot draws a dot on these indices instead.
+function isolated(u, seriesIdx) {
+  const values = u.data[seriesIdx], out = [];
+  for (let i = 0; i < values.length; i++)
+    if (values[i] != null && values[i - 1] == null && values[i + 1] == null) out.push(i);
+  return out.length ? out : null;
+}
+
+function totalsCaption(series, format) {
+  const sums = series.map(s => ({ label: s.label, sum: s.values.reduce((a, v) => a + (v || 0), 0) }));
+  return h("figcaption", { class: "chart-sum" }, "Totals: ", sums.map((s, i) => [i ? " · " : "",
+    h("span", { class: "sum", dataset: { series: s.label } }, `${s.label} `, h("data", { value: String(s.sum) }, format(s.sum)))]));
+}
+
+export function timeChart({ label, times, series, format = fmt.count, step = 3600000, height = 220, totals = false }) {
   const hasData = series.some(s => s.values.some(v => v !== null && v !== undefined && v !== 0));
   const box = h("figure", { class: "chart", role: "group", "aria-label": label });
   if (!hasData) {
@@ -46,7 +64,7 @@ export function timeChart({ label, times, series, format = fmt.count, step = 360
         fill: s.bars ? (s.color || PALETTE[i % PALETTE.length]) + "bb" : undefined,
         width: s.bars ? 0 : 2,
         paths: s.bars ? uPlot.paths.bars({ size: [0.7, 48] }) : undefined,
-        points: { show: false },
+        points: s.bars ? { show: false } : { show: false, filter: isolated, size: 7, fill: s.color || PALETTE[i % PALETTE.length] },
         spanGaps: false,
         value: (u, v) => format(v),
       })),
@@ -67,6 +85,7 @@ export function timeChart({ label, times, series, format = fmt.count, step = 360
   };
   new ResizeObserver(fit).observe(box);
   requestAnimationFrame(fit);
+  if (totals) box.append(totalsCaption(series, format));
   return box;
 }
 

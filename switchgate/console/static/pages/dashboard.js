@@ -39,13 +39,16 @@ function checklist(items) {
 }
 
 const ms = v => fmt.ms(v);
+// Site-wide amounts: cents are exact, but a small site's spend would read "$0.00" — below
+// $1, up to six decimals (the exact amount is on hover whenever digits are cut).
+const spend = v => money(v, Math.abs(Number(v)) < 1 ? 6 : 2);
 
 function perTable(rows, first, emptyText) {
   return table([
     first,
     { label: "Requests", class: "num", cell: r => r.requests.toLocaleString() },
     { label: "Errors", class: "num", cell: r => r.errors.toLocaleString() },
-    { label: "Spend", class: "num", cell: r => money(r.spend_usd) },
+    { label: "Spend", class: "num", cell: r => spend(r.spend_usd) },
     { label: "p50 / p95", class: "num", cell: r => `${ms(r.p50_ms)} / ${ms(r.p95_ms)}` },
     { label: "First token p50 / p95", class: "num", cell: r => `${ms(r.ttft_p50_ms)} / ${ms(r.ttft_p95_ms)}` },
   ], rows, emptyText);
@@ -58,17 +61,20 @@ async function site(range) {
   const box = document.getElementById("site");
   box.replaceChildren(
     h("div", { class: "cards" },
-      card("Revenue (spend)", money(t.spend_usd), "site-spend"),
+      card("Revenue (spend)", spend(t.spend_usd), "site-spend"),
       card("Requests", t.requests.toLocaleString(), "site-requests"),
       card("Errors", t.errors.toLocaleString(), "site-errors", t.stopped ? `${t.stopped} stopped by the user (not errors)` : null),
       card("Latency p50 / p95", `${ms(t.p50_ms)} / ${ms(t.p95_ms)}`, "site-latency"),
       card("First token p50 / p95", `${ms(t.ttft_p50_ms)} / ${ms(t.ttft_p95_ms)}`, "site-ttft")),
+    h("p", { class: "muted note", id: "site-scope" }, "Requests of known keys, from the request log. Requests refused before that " +
+      "(unknown or revoked keys, gateway rate limits) are only in /metrics. Latency counts successful requests; " +
+      "time to first token, successful streams."),
     h("div", { class: "grid2" },
-      panel("Requests and errors", timeChart({ label: "Requests and errors over time", times, step,
+      panel("Requests and errors", timeChart({ label: "Requests and errors over time", times, step, totals: true,
         series: [{ label: "Requests", values: s.series.requests, color: "#4f46e5" },
                  { label: "Errors", values: s.series.errors, color: "#d93025" },
                  { label: "Stopped", values: s.series.stopped, color: "#64748b" }] })),
-      panel("Spend", timeChart({ label: "Spend over time", times, step, format: fmt.usd,
+      panel("Spend", timeChart({ label: "Spend over time", times, step, format: fmt.usd, totals: true,
         series: [{ label: "Spend", values: s.series.spend, bars: true }] })),
       panel("Latency", timeChart({ label: "Latency p50 and p95 over time", times, step, format: fmt.ms,
         series: [{ label: "p50", values: s.series.p50_ms, color: "#0891b2" },
@@ -76,8 +82,8 @@ async function site(range) {
       panel("Time to first token", timeChart({ label: "Time to first token p50 and p95 over time", times, step, format: fmt.ms,
         series: [{ label: "p50", values: s.series.ttft_p50_ms, color: "#0f9d58" },
                  { label: "p95", values: s.series.ttft_p95_ms, color: "#b7791f" }] })),
-      panel("Spend per model", timeChart({ label: "Spend per model over time", times, step, format: fmt.usd, series: named(s.spend_by_model) })),
-      panel("Spend per channel", timeChart({ label: "Spend per channel over time", times, step, format: fmt.usd, series: named(s.spend_by_channel) }))),
+      panel("Spend per model", timeChart({ label: "Spend per model over time", times, step, format: fmt.usd, totals: true, series: named(s.spend_by_model) })),
+      panel("Spend per channel", timeChart({ label: "Spend per channel over time", times, step, format: fmt.usd, totals: true, series: named(s.spend_by_channel) }))),
     panel("Per model", perTable(s.models, { label: "Model", cell: r => r.model }, "No requests in this period.")),
     panel("Per channel", perTable(s.channels, { label: "Channel", cell: r => r.name }, "No requests in this period.")),
     panel("Top users by spend", table([
@@ -85,7 +91,7 @@ async function site(range) {
       { label: "Requests", class: "num", cell: r => r.requests.toLocaleString() },
       { label: "Errors", class: "num", cell: r => r.errors.toLocaleString() },
       { label: "Tokens in / out", class: "num", cell: r => `${r.input_tokens.toLocaleString()} / ${r.output_tokens.toLocaleString()}` },
-      { label: "Spend", class: "num", cell: r => money(r.spend_usd) },
+      { label: "Spend", class: "num", cell: r => spend(r.spend_usd) },
     ], s.users, "No requests in this period.")),
   );
   const list = checklist(s.checklist);

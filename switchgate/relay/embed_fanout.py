@@ -1,0 +1,92 @@
+"""Embeddings translated to a kind's own API (an EmbeddingsProvider: Gemini's
+batchEmbedContents, Bedrock Titan, Cohere embed...), for either embeddings dialect.
+
+The texts are cut into batches of at most the provider's `embeddings_batch_limit`: the
+first batch is the call the attempt pipeline sends (and fails over like any call), the
+others go to the same channel once it answered, at most MAX_BATCHES_IN_FLIGHT at a
+time. The answers are merged in input order; any batch failing fails the whole call
+with its error (nothing is charged). Tokens are the upstream's where it reports them,
+else the tokenizer's count (marked estimated).
+"""
+
+from collections.abc import Awaitable, Callable
+from functools import partial
+
+from switchgate.errors import GatewayError
+from switchgate.providers.base import Target, UpstreamRequest
+from switchgate.providers.capabilities import EmbeddingsProvider
+from switchgate.providers.embed_batches import (
+    MAX_BATCHES_IN_FLIGHT,
+    BatchAnswer,
+    merge_batches,
+    split_batches,
+)
+from switchgate.relay.attempt import Candidate, record_failure
+from switchgate.relay.fanout import gather_bounded
+from switchgate.relay.simple import Delivery, classify, unreadable
+from switchgate.relay.upstream import read_all
+
+
+class TranslatedEmbeddings:
+    """One call's texts as batches for `provider`. `count(batch)` is the tokenizer's
+    count of a batch's inputs (used where the upstream reports none)."""
+
+    def __init__(
+        self,
+        provider: EmbeddingsProvider,
+        texts: list[str],
+        dimensions: int | None,
+        count: Callable[[range], int],
+    ) -> None:
+        self.provider = provider
+        self.texts = texts
+        self.dimensions = dimensions
+        self.count = count
+        # never no batch at all: an empty call is the provider's 400
+        self.batches = split_batches(len(texts), provider.embeddings_batch_limit) or [range(0)]
+
+    def request(self, target: Target, batch: range) -> UpstreamRequest:
+        texts = self.texts[batch.start : batch.stop]
+        return self.provider.build_embeddings_request(texts, self.dimensions, target)
+
+    def first(self, target: Target) -> UpstreamRequest:
+        """The first batch: what the attempt pipeline sends (the rest: `merged`)."""
+        return self.request(target, self.batches[0])
+
+    def answer(self, batch: range, body: bytes) -> BatchAnswer:
+        result = self.provider.parse_embeddings_response(body)
+        if len(result.vectors) != len(batch):
+            raise unreadable(ValueError("wrong number of embeddings"))
+        if result.input_tokens is None:
+            return BatchAnswer(result.vectors, self.count(batch), estimated=True)
+        return BatchAnswer(result.vectors, result.input_tokens)
+
+    async def merged(self, delivery: Delivery, first: bytes, model: str) -> BatchAnswer:
+        """`first` answered batch 0; send the others to the same channel (a few at a
+        time) and merge all the answers in input order. Raises the first failure."""
+        answers = [self.answer(self.batches[0], first)]  # a bad answer: stop here
+        jobs: list[Callable[[], Awaitable[BatchAnswer]]] = [
+            partial(self._send, delivery, batch, model) for batch in self.batches[1:]
+        ]
+        answers += await gather_bounded(jobs, MAX_BATCHES_IN_FLIGHT)
+        try:
+            return merge_batches(self.batches, answers)
+        except ValueError as exc:
+            raise unreadable(exc) from exc
+
+    async def _send(self, delivery: Delivery, batch: range, model: str) -> BatchAnswer:
+        state, channel = delivery.state, delivery.channel
+        request = self.request(delivery.target, batch)
+        try:
+            response = await state.upstream.send(request)
+            try:
+                body = await read_all(response)
+                if response.status >= 400:
+                    raise classify(delivery.kind, response.status, body)
+            finally:
+                response.release()
+        except GatewayError as err:
+            if err.retryable:
+                record_failure(state.health, Candidate(channel, delivery.target), model, err)
+            raise
+        return self.answer(batch, body)

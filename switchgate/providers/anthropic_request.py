@@ -264,7 +264,7 @@ def _block(part: Part) -> Block | None:
             "type": "tool_use",
             "id": _tool_id(part.id),
             "name": part.name,
-            "input": _args(part),
+            "input": tool_input(part),
         }
     if isinstance(part, ToolResultPart):
         return _tool_result(part)
@@ -278,7 +278,8 @@ def _tool_id(raw: str) -> str:
     return _ID_UNSAFE.sub("_", raw) or "toolu_"
 
 
-def _args(part: ToolCallPart) -> dict[str, Any]:
+def tool_input(part: ToolCallPart) -> dict[str, Any]:
+    """A tool call's JSON arguments as an object (text that is not one: `{"_raw": text}`)."""
     if not part.arguments.strip():
         return {}
     try:
@@ -311,7 +312,8 @@ def _thinking_block(part: ThinkingPart) -> Block | None:
     return {"type": "thinking", "thinking": part.text, "signature": signature}
 
 
-def _data_url(url: str) -> tuple[str, str]:
+def data_url(url: str) -> tuple[str, str]:
+    """(media type, base64 data) of a `data:...;base64,` URL; 400 for any other."""
     header, sep, data = url[5:].partition(",")
     if not sep or not header.endswith(";base64"):
         raise invalid("only base64 data URLs are supported", param="messages")
@@ -322,7 +324,7 @@ def _image(part: ImagePart) -> Block:
     if part.data is not None:
         media_type, data = part.media_type or "", part.data
     elif part.url and part.url.startswith("data:"):
-        media_type, data = _data_url(part.url)
+        media_type, data = data_url(part.url)
     elif part.url:
         return {"type": "image", "source": {"type": "url", "url": part.url}}
     else:
@@ -339,7 +341,7 @@ def _image(part: ImagePart) -> Block:
 def _document(part: FilePart) -> Block:
     media_type, data = part.media_type, part.data
     if part.url and part.url.startswith("data:"):
-        media_type, data = _data_url(part.url)
+        media_type, data = data_url(part.url)
     source: Block
     if part.file_id:
         source = {"type": "file", "file_id": part.file_id}

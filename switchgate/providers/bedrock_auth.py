@@ -13,7 +13,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Final
-from urllib.parse import quote
+from urllib.parse import quote, urlsplit
 
 from switchgate.errors import ErrorKind, GatewayError
 from switchgate.providers.base import Target
@@ -105,12 +105,15 @@ def sign_v4(
     keys: AwsKeys,
     region: str,
 ) -> dict[str, str]:
-    """`headers` plus the SigV4 ones, computed by botocore for service `bedrock`."""
+    """`headers` plus the SigV4 ones, computed by botocore for service `bedrock`. The
+    signed `host` is the URL's host as written (port included), which is what the HTTP
+    client sends; it is left out of the returned headers (the client adds it)."""
     from botocore.auth import SigV4Auth
     from botocore.awsrequest import AWSRequest
     from botocore.credentials import Credentials
 
-    request = AWSRequest(method=method, url=url, data=body, headers=dict(headers))
+    signed = {**headers, "host": urlsplit(url).netloc.rpartition("@")[2]}
+    request = AWSRequest(method=method, url=url, data=body, headers=signed)
     credentials = Credentials(keys.access_key, keys.secret_key, keys.token)
     SigV4Auth(credentials, SERVICE, region).add_auth(request)
-    return {str(name): str(value) for name, value in request.headers.items()}
+    return {str(name): str(value) for name, value in request.headers.items() if name != "host"}

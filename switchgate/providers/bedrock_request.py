@@ -39,6 +39,8 @@ from switchgate.providers.anthropic_request import (
     EFFORT_BUDGETS,
     MIN_THINKING_BUDGET,
     PLACEHOLDER_TEXT,
+    data_url,
+    tool_input,
 )
 from switchgate.providers.system_messages import hoist_system
 
@@ -322,7 +324,7 @@ def _blocks(part: Part, names: _DocumentNames) -> list[Block]:
     if isinstance(part, AudioPart):
         raise invalid("audio input is not supported by Bedrock Converse", param="messages")
     if isinstance(part, ToolCallPart):
-        use = {"toolUseId": tool_id(part.id), "name": part.name, "input": _args(part)}
+        use = {"toolUseId": tool_id(part.id), "name": part.name, "input": tool_input(part)}
         return [{"toolUse": use}]
     if isinstance(part, ToolResultPart):
         return [_tool_result(part, names)]
@@ -334,16 +336,6 @@ def _blocks(part: Part, names: _DocumentNames) -> list[Block]:
 
 def tool_id(raw: str) -> str:
     return (_TOOL_ID_UNSAFE.sub("_", raw) or "tooluse_")[:64]
-
-
-def _args(part: ToolCallPart) -> dict[str, Any]:
-    if not part.arguments.strip():
-        return {}
-    try:
-        value = jsonutil.loads(part.arguments)
-    except jsonutil.JSONDecodeError:
-        return {"_raw": part.arguments}
-    return value if isinstance(value, dict) else {"_raw": part.arguments}
 
 
 def _tool_result(part: ToolResultPart, names: _DocumentNames) -> Block:
@@ -378,18 +370,11 @@ def _reasoning(part: ThinkingPart) -> Block | None:
     return {"reasoningContent": {"reasoningText": text}}
 
 
-def _data_url(url: str) -> tuple[str, str]:
-    header, sep, data = url[5:].partition(",")
-    if not sep or not header.endswith(";base64"):
-        raise invalid("only base64 data URLs are supported", param="messages")
-    return header.removesuffix(";base64").split(";")[0], data
-
-
 def _image(part: ImagePart) -> Block:
     if part.data is not None:
         media_type, data = part.media_type or "", part.data
     elif part.url and part.url.startswith("data:"):
-        media_type, data = _data_url(part.url)
+        media_type, data = data_url(part.url)
     elif part.url and part.url.startswith("s3://"):
         fmt = _format(part.media_type or _guess(part.url), IMAGE_FORMATS, "image")
         return {"image": {"format": fmt, "source": {"s3Location": {"uri": part.url}}}}
@@ -407,7 +392,7 @@ def _image(part: ImagePart) -> Block:
 def _document(part: FilePart, names: _DocumentNames) -> Block:
     media_type, data = part.media_type, part.data
     if part.url and part.url.startswith("data:"):
-        media_type, data = _data_url(part.url)
+        media_type, data = data_url(part.url)
     if part.file_id:
         raise invalid("file ids are not supported by Bedrock; send the file inline", "messages")
     if data is not None:

@@ -60,6 +60,30 @@ def test_admin_stats_cover_the_site_per_model_channel_and_user(site: Gateway) ->
     daily = boss.ok("GET", "/api/admin/stats?range=30d")
     assert daily["step_ms"] == 86_400_000 and len(daily["series"]["t"]) == 30
 
+    # One model's or one channel's slice; the choices list what the period has.
+    sdk.chat.completions.create(model="claude-mock", messages=[{"role": "user", "content": "y"}])
+    assert wait_for(lambda: len(user.ok("GET", "/api/logs")["items"]) == 4)
+    whole = boss.ok("GET", "/api/admin/stats?range=24h")
+    assert whole["totals"]["requests"] == 4 and whole["filter"] == {
+        "model": None,
+        "channel_id": None,
+    }
+    assert whole["choices"]["models"] == ["claude-mock", "gpt-mock"]
+    channels = {c["name"]: c["channel_id"] for c in whole["choices"]["channels"]}
+    assert set(channels) == {"mock-anthropic", "mock-openai"}
+    claude = boss.ok("GET", "/api/admin/stats?range=24h&model=claude-mock")
+    assert claude["totals"]["requests"] == sum(claude["series"]["requests"]) == 1
+    assert [m["model"] for m in claude["models"]] == ["claude-mock"]
+    assert list(claude["spend_by_model"]) == ["claude-mock"]
+    assert claude["choices"] == whole["choices"]  # still everything, to switch to
+    by_channel = boss.ok("GET", f"/api/admin/stats?range=24h&channel={channels['mock-openai']}")
+    assert by_channel["totals"]["requests"] == 3
+    assert [c["name"] for c in by_channel["channels"]] == ["mock-openai"]
+    assert by_channel["users"][0]["requests"] == 3
+    crossed = f"/api/admin/stats?range=24h&model=claude-mock&channel={channels['mock-openai']}"
+    assert boss.ok("GET", crossed)["totals"]["requests"] == 0
+    assert boss.api("GET", "/api/admin/stats?channel=mock-openai").status_code == 400
+
 
 def test_request_detail_is_yours_alone_and_explains_the_cost(gateway: Gateway) -> None:
     user = signed_in(gateway, balance_usd=5)

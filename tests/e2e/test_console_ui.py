@@ -23,6 +23,7 @@ from tests.e2e.dashboard_support import (
     REQUESTS_TOTAL,
     SPEND_UNITS,
     TTFT,
+    chart_totals,
     check_charts,
     check_percentiles,
     check_range,
@@ -177,6 +178,25 @@ def test_admin_dashboard_shows_the_whole_site(page: Any, site: Gateway) -> None:
     assert axe_findings(page, axe_source()) == []  # with every chart, caption and table drawn
     assert horizontal_overflow(page) == 0
     screenshot(page, "dashboard-admin")
+
+    # One model's, then one channel's slice: the cards and charts show only its requests.
+    for picker, key, label in (("#filter-model", 0, "model"), ("#filter-channel", 1, "channel")):
+        for name in sorted({k[key] for k in admitted}):
+            page.select_option("#filter-model", "")
+            page.select_option("#filter-channel", "")
+            page.select_option(picker, label=name)
+            page.locator("#site-title", has_text=f"{label} {name}").wait_for()
+            requests = value(scraped, REQUESTS_TOTAL, **{label: name})
+            assert page.inner_text("#site-requests .value") == str(int(requests)), name
+            sent = sum(n for k, n in admitted.items() if k[key] == name and int(k[3]) >= 400)
+            assert page.inner_text("#site-errors .value") == str(sent), name
+            shown = units(exact_text(page.locator("#site-spend .value")))
+            assert shown == value(scraped, SPEND_UNITS, **{label: name}), name
+            caption = chart_totals(page.locator("#site figure.chart").first)
+            assert caption == {"Requests": requests, "Errors": sent, "Stopped": 0}, name
+    page.select_option("#filter-channel", "")
+    page.select_option("#filter-model", "")
+    page.locator("#site-title", has_text=re.compile("^Whole site$")).wait_for()
     page.select_option("#range", "90d")
     page.locator("#site-requests .value").wait_for()
     assert page.inner_text("#site-requests .value") == expected_requests

@@ -3,8 +3,8 @@
 Fixture kinds, by file-name prefix (the schema of tests/golden/anthropic_provider/):
   request_*         input {"request": IR, "target"}   -> expected {"upstream"} or {"error"}
   response_*        input {"body"} or {"raw"}         -> expected {"response"} or {"error"}
-  stream_*          input {"eventstream": [{"headers", "payload"}], "corrupt"?}
-                                                      -> expected {"events"}
+  stream_*          input {"eventstream": [{"headers", "payload"}], "corrupt"?,
+                                 "body_base64": the framed bytes} -> expected {"events"}
   classify_*        input {"status", "body"}          -> expected GatewayError
   embed_request_*   input {"texts", "dimensions", "target"} -> expected {"upstream"} / {"error"}
   embed_response_*  input {"body"}                    -> expected {"vectors", "input_tokens"}
@@ -13,6 +13,7 @@ Requests are signed at a fixed clock (FROZEN), so the SigV4 headers are golden t
 signature is also checked by the fake upstream's verifier.
 """
 
+import base64
 import datetime
 import random
 from pathlib import Path
@@ -34,6 +35,13 @@ from tests.unit.test_anthropic_dialect import error_json, ir_from_json, ir_to_js
 CASES = Path(__file__).resolve().parent.parent / "golden" / "bedrock_provider"
 PROVIDER = BedrockProvider()
 REQUEST: Any = ir_from_json({"_type": "ChatRequest", "model": "alias", "messages": []})
+ONE_TURN: Any = {
+    "_type": "ChatRequest",
+    "model": "a",
+    "messages": [
+        {"_type": "Message", "role": "user", "parts": [{"_type": "TextPart", "text": "x"}]}
+    ],
+}
 FROZEN = datetime.datetime(2026, 11, 25, 12, 0, 0, tzinfo=datetime.UTC)
 
 
@@ -103,15 +111,7 @@ def test_shape_check_catches_a_bad_body() -> None:
 
 
 def test_tampered_signature_is_refused() -> None:
-    request = ir_from_json(
-        {
-            "_type": "ChatRequest",
-            "model": "a",
-            "messages": [
-                {"_type": "Message", "role": "user", "parts": [{"_type": "TextPart", "text": "x"}]}
-            ],
-        }
-    )
+    request = ir_from_json(ONE_TURN)
     target = Target(
         "https://bedrock-runtime.eu-west-1.amazonaws.com",
         "AKIAMOCKBEDROCK00001:mock/Bedrock+Secret/Key0000000000000000",
@@ -159,6 +159,7 @@ def _decode(chunks: list[bytes]) -> list[StreamEvent]:
 @pytest.mark.parametrize("case", load_cases(CASES, "stream"))
 def test_stream_decoder(case: dict[str, Any]) -> None:
     data = eventstream_bytes(case["input"])
+    assert base64.b64decode(case["input"]["body_base64"]) == data  # the readable frames
     expected = case["expected"]["events"]
     assert ir_to_json(_decode([data])) == expected
     assert ir_to_json(_decode([data[i : i + 1] for i in range(len(data))])) == expected
@@ -228,3 +229,20 @@ def test_parse_embeddings_response(case: dict[str, Any]) -> None:
 )
 def test_embeddings_batch_limit_by_model(model: str, limit: int) -> None:
     assert PROVIDER.embeddings_batch_limit_for(model) == limit
+
+
+def test_signed_host_is_the_one_sent() -> None:
+    """A base URL with an explicit default port: the client sends `host: name:443`, so
+    that is what is signed (botocore alone would sign the name without the port)."""
+    request = ir_from_json(ONE_TURN)
+    target = Target(
+        "https://bedrock-runtime.us-east-1.amazonaws.com:443",
+        "AKIAMOCKBEDROCK00001:mock/Bedrock+Secret/Key0000000000000000",
+        "amazon.nova-micro-v1:0",
+    )
+    with frozen_clock():
+        upstream = PROVIDER.build_chat_request(request, target)
+    assert "host" not in upstream.headers
+    headers = sent_headers(upstream)
+    assert headers["host"].endswith(":443")
+    assert check_sigv4("POST", upstream.url, headers, upstream.body, FROZEN) is None

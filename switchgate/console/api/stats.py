@@ -1,5 +1,6 @@
 """Admin dashboard: site-wide usage over time, per model, per channel and per user, from
-the hourly rollups (console/rollup.py), and the first-run checklist."""
+the hourly rollups (console/rollup.py), optionally for one model and / or one channel
+(every chart and table then shows that slice), and the first-run checklist."""
 
 from collections.abc import Callable, Hashable
 from typing import Any, Final
@@ -22,6 +23,7 @@ RANGES: Final = {"24h": (DAY_MS, HOUR_MS), "7d": (7 * DAY_MS, HOUR_MS),
 TOP_SERIES: Final = 6  # models / channels drawn apart in the spend charts; the rest: "other"
 TOP_USERS: Final = 20
 UNITS_PER_USD: Final = 10**12
+NO_NAME: Final = "(none)"  # requests that never got a model or a channel
 
 
 def _percentiles(hist: Histogram | None) -> dict[str, int | None]:
@@ -102,6 +104,29 @@ def _spend_series(
     return series
 
 
+def _filters(request: Request) -> tuple[str | None, int | None]:
+    """?model=NAME ("(none)": requests without one) and ?channel=ID (0: without one)."""
+    model = request.query_params.get("model") or None
+    channel = request.query_params.get("channel") or None
+    if channel is not None and not channel.isdigit():
+        raise ApiError(400, "channel must be a channel id", "invalid")
+    return ("" if model == NO_NAME else model), (None if channel is None else int(channel))
+
+
+def only(data: rollup.Rollup, model: str | None, channel_id: int | None) -> rollup.Rollup:
+    """The rows of one model and / or one channel (None: any)."""
+
+    def keep(row_model: str, row_channel: int) -> bool:
+        return (model is None or row_model == model) and (
+            channel_id is None or row_channel == channel_id
+        )
+
+    return rollup.Rollup(
+        [r for r in data.usage if keep(r.model, r.channel_id)],
+        [r for r in data.latency if keep(r.model, r.channel_id)],
+    )
+
+
 async def _names(request: Request, user_ids: list[int]) -> dict[int, str]:
     if not user_ids:
         return {}
@@ -140,6 +165,7 @@ async def admin_stats(request: Request, actor: Actor) -> dict[str, Any]:
     if wanted not in RANGES:
         raise ApiError(400, f"range must be one of {', '.join(RANGES)}", "invalid")
     span, step = RANGES[wanted]
+    model_filter, channel_filter = _filters(request)
     state, now = gw(request), now_ms()
     until = now // step * step + step
     since = until - span
@@ -149,7 +175,8 @@ async def admin_stats(request: Request, actor: Actor) -> dict[str, Any]:
     except IntegrityError:
         pass  # another process rolled the same hours up just now
     async with state.db.connect() as conn:
-        data = await rollup.read(conn, since, now)
+        everything = await rollup.read(conn, since, now)
+    data = only(everything, model_filter, channel_filter)
     times = list(range(since, until, step))
     over_time = summarise(data, lambda hour, *_: hour // step * step)
     total = summarise(data, lambda *_: "all").row("all")
@@ -160,14 +187,24 @@ async def admin_stats(request: Request, actor: Actor) -> dict[str, Any]:
 
     def channel_name(channel_id: int) -> str:
         if channel_id == 0:
-            return "(none)"
+            return NO_NAME
         return channel_names.get(channel_id, f"#{channel_id} (removed)")
 
     ranked_users = sorted(by_user.usage, key=lambda u: -by_user.usage[u].cost)[:TOP_USERS]
     emails = await _names(request, [int(str(u)) for u in ranked_users])
     points = [over_time.row(t) for t in times]
+    model_names = {r.model for r in everything.usage}
+    channel_ids = {r.channel_id for r in everything.usage}
     return {
         "range": wanted,
+        "filter": {"model": _model_label(model_filter), "channel_id": channel_filter},
+        "choices": {  # what the period has, to filter by (whatever the filter is)
+            "models": sorted(_model_label(m) for m in model_names),
+            "channels": sorted(
+                ({"channel_id": c, "name": channel_name(c)} for c in channel_ids),
+                key=lambda c: str(c["name"]),
+            ),
+        },
         "since": since,
         "until": until,
         "step_ms": step,
@@ -183,10 +220,10 @@ async def admin_stats(request: Request, actor: Actor) -> dict[str, Any]:
             "ttft_p50_ms": [p["ttft_p50_ms"] for p in points],
             "ttft_p95_ms": [p["ttft_p95_ms"] for p in points],
         },
-        "spend_by_model": _spend_series(data, times, step, lambda m, _c: m or "(none)"),
+        "spend_by_model": _spend_series(data, times, step, lambda m, _c: m or NO_NAME),
         "spend_by_channel": _spend_series(data, times, step, lambda _m, c: channel_name(c)),
         "models": sorted(
-            ({"model": m or "(none)", **by_model.row(m)} for m in by_model.usage),
+            ({"model": m or NO_NAME, **by_model.row(m)} for m in by_model.usage),
             key=lambda r: (-r["requests"], r["model"]),
         ),
         "channels": sorted(
@@ -204,17 +241,22 @@ async def admin_stats(request: Request, actor: Actor) -> dict[str, Any]:
     }
 
 
+def _model_label(model: str | None) -> str | None:
+    return None if model is None else (model or NO_NAME)
+
+
 ROUTES = [
     ApiRoute(
         "GET",
         "/api/admin/stats",
         admin_stats,
-        "Site-wide usage (range 24h | 7d | 30d | 90d): totals, requests / errors / spend / "
-        "p50 and p95 latency and time to first token over time, spend over time per model "
-        "and per channel, per-model and per-channel tables, the top users by spend, and the "
-        "first-run checklist",
+        "Site-wide usage (range 24h | 7d | 30d | 90d), or one model's (model=NAME) and / or "
+        "one channel's (channel=ID): totals, requests / errors / spend / p50 and p95 latency "
+        "and time to first token over time, spend over time per model and per channel, "
+        "per-model and per-channel tables, the top users by spend, the models and channels "
+        "the period has (to filter by), and the first-run checklist",
         "admin",
         admin=True,
-        query=("range",),
+        query=("range", "model", "channel"),
     ),
 ]

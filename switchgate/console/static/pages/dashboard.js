@@ -54,8 +54,35 @@ function perTable(rows, first, emptyText) {
   ], rows, emptyText);
 }
 
-async function site(range) {
-  const s = await api("GET", `/api/admin/stats?range=${range}`);
+// The model and channel pickers list what the period has; a choice stays listed even when
+// the new period has none of it (the charts then say so).
+function refill(select, allLabel, options, current) {
+  const known = options.some(o => o.value === current);
+  select.replaceChildren(h("option", { value: "" }, allLabel),
+    ...options.map(o => h("option", { value: o.value, selected: o.value === current }, o.label)),
+    current && !known ? h("option", { value: current, selected: true }, current) : null);
+  select.value = current;
+}
+
+let latest = 0;  // pickers changed quickly: only the last answer is shown
+
+async function site() {
+  const mine = ++latest;
+  const range = document.getElementById("range").value;
+  const model = document.getElementById("filter-model").value;
+  const channel = document.getElementById("filter-channel").value;
+  const query = new URLSearchParams({ range });
+  if (model) query.set("model", model);
+  if (channel) query.set("channel", channel);
+  const s = await api("GET", `/api/admin/stats?${query}`);
+  if (mine !== latest) return;
+  refill(document.getElementById("filter-model"), "All models",
+    s.choices.models.map(m => ({ value: m, label: m })), model);
+  refill(document.getElementById("filter-channel"), "All channels",
+    s.choices.channels.map(c => ({ value: String(c.channel_id), label: c.name })), channel);
+  const slice = [model && `model ${model}`,
+    channel && `channel ${(s.choices.channels.find(c => String(c.channel_id) === channel) || { name: channel }).name}`].filter(Boolean);
+  document.getElementById("site-title").textContent = slice.length ? `Whole site: ${slice.join(", ")}` : "Whole site";
   const t = s.totals, times = s.series.t, step = s.step_ms;
   const named = obj => Object.entries(obj).map(([label, values]) => ({ label, values }));
   const box = document.getElementById("site");
@@ -101,16 +128,21 @@ async function site(range) {
 async function main() {
   const d = await api("GET", "/api/dashboard");
   if (!isAdmin) { show(...personal(d)); return; }
-  const picker = h("select", { id: "range", "aria-label": "Time range" },
-    [["24h", "Last 24 hours"], ["7d", "Last 7 days"], ["30d", "Last 30 days"], ["90d", "Last 90 days"]]
-      .map(([v, l]) => h("option", { value: v, selected: v === "7d" }, l)));
-  picker.addEventListener("change", () => site(picker.value).catch(fail));
+  const pickers = [
+    h("select", { id: "range", "aria-label": "Time range" },
+      [["24h", "Last 24 hours"], ["7d", "Last 7 days"], ["30d", "Last 30 days"], ["90d", "Last 90 days"]]
+        .map(([v, l]) => h("option", { value: v, selected: v === "7d" }, l))),
+    h("select", { id: "filter-model", "aria-label": "Model" }, h("option", { value: "" }, "All models")),
+    h("select", { id: "filter-channel", "aria-label": "Channel" }, h("option", { value: "" }, "All channels")),
+  ];
+  for (const picker of pickers) picker.addEventListener("change", () => site().catch(fail));
   show(
     h("div", { id: "getting-started" }),
-    h("div", { class: "section-head" }, h("h2", { class: "section" }, "Whole site"), picker),
+    h("div", { class: "section-head" }, h("h2", { class: "section", id: "site-title" }, "Whole site"),
+      h("div", { class: "filters" }, pickers)),
     h("div", { id: "site" }, h("p", { class: "muted" }, "Loading…")),
     ...personal(d));
-  await site("7d");
+  await site();
 }
 
 main().catch(fail);

@@ -24,8 +24,11 @@ from pathlib import Path
 # wins, so a switchgate frame called from uvicorn is charged to switchgate.
 PARTS: tuple[tuple[str, str], ...] = (
     ("upstream client (own HTTP/1.1 pool)", r"switchgate/relay/(http1|http_pool|upstream)\.py"),
-    ("usage meters, SSE framing", r"switchgate/providers/(meters|sse_blocks|sse)\.py"),
-    ("dialects and providers (parse, translate, usage)", r"switchgate/(dialects|providers|core)/"),
+    ("usage meters, SSE framing", r"switchgate/(providers/meters|wire/sse_blocks|wire/sse)\.py"),
+    (
+        "dialects and providers (parse, translate, usage)",
+        r"switchgate/(dialects|providers|core|wire)/",
+    ),
     ("policy: auth, limits, holds, billing", r"switchgate/(accounts|billing|ratelimit|routing)/"),
     ("metrics", r"switchgate/observability/"),
     ("relay (routing the call, streaming)", r"switchgate/relay/"),

@@ -21,7 +21,7 @@ from switchgate.core.response import FinishReason
 from switchgate.core.usage import Usage, reported_count
 from switchgate.errors import ErrorKind, GatewayError
 from switchgate.providers.meters import BlockMeter, usage_key_pattern
-from switchgate.providers.sse import UNFINISHED, SSEEvent, SSEParser
+from switchgate.wire.sse import UNFINISHED, SSEEvent, SSEParser
 
 FINISH_REASONS: Final[dict[str, FinishReason]] = {
     "end_turn": FinishReason.STOP,

@@ -32,7 +32,7 @@ from switchgate.core.events import (
 from switchgate.core.response import FinishReason
 from switchgate.errors import ErrorKind, GatewayError
 from switchgate.providers.cohere_response import finish_reason, stream_error, usage_from_cohere
-from switchgate.providers.sse import SSEEvent, SSEParser
+from switchgate.wire.sse import SSEEvent, SSEParser
 
 
 def _get(data: Any, *path: str) -> Any:

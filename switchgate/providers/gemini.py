@@ -30,7 +30,6 @@ from switchgate.core.content import (
 from switchgate.core.request import ChatRequest, Message, Reasoning
 from switchgate.core.response import ChatResponse
 from switchgate.core.usage import Usage
-from switchgate.dialects.gemini_generate.encode import model_parts
 from switchgate.errors import GatewayError, invalid
 from switchgate.providers.base import StreamDecoder, Target, UpstreamRequest, UsageMeter
 from switchgate.providers.capabilities import EmbeddingsResult
@@ -48,6 +47,7 @@ from switchgate.providers.gemini_stream import (
 )
 from switchgate.providers.hosted_tools import upstream_tools
 from switchgate.providers.system_messages import hoist_system
+from switchgate.wire.gemini_parts import model_parts
 
 SKIP_SIGNATURE: Final = "skip_thought_signature_validator"
 FILES_ROOT: Final = "https://generativelanguage.googleapis.com/v1beta/"  # where File API ids live

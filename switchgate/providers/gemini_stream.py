@@ -27,10 +27,10 @@ from switchgate.core.events import (
 from switchgate.core.request import ChatRequest
 from switchgate.core.response import ChatResponse, FinishReason
 from switchgate.core.usage import Usage, reported_count
-from switchgate.dialects.gemini_generate.parts import get_field, part_to_core, synth_call_id
 from switchgate.errors import ErrorKind, GatewayError
 from switchgate.providers.meters import BlockMeter, usage_key_pattern
-from switchgate.providers.sse import UNFINISHED, SSEParser
+from switchgate.wire.gemini_parts import get_field, part_to_core, synth_call_id
+from switchgate.wire.sse import UNFINISHED, SSEParser
 
 _FILTERED: Final = frozenset({"SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII"})
 _KEY_PATTERNS: Final = (

@@ -28,26 +28,6 @@ GEMINI_WEB_SEARCH: Final[dict[str, Any]] = {"googleSearch": {}}
 _NATIVE: Final = {"anthropic": "anthropic", "gemini": "gemini", "responses": "openai-responses"}
 
 
-def anthropic_hosted(tool: dict[str, Any]) -> HostedTool:
-    kind = str(tool.get("type", ""))
-    return HostedTool("web_search" if kind.startswith("web_search") else kind, "anthropic", tool)
-
-
-def gemini_hosted(tool: dict[str, Any]) -> list[HostedTool]:
-    """One per key of a non-function Gemini tool entry (`googleSearch`, `codeExecution`...)."""
-    out: list[HostedTool] = []
-    for key in tool:
-        web = key in ("googleSearch", "googleSearchRetrieval")
-        out.append(HostedTool("web_search" if web else key, "gemini", {key: tool[key]}))
-    return out
-
-
-def responses_hosted(tool: dict[str, Any]) -> HostedTool:
-    kind = str(tool.get("type", ""))
-    web = kind in ("web_search", "web_search_preview") or kind.startswith("web_search_preview_")
-    return HostedTool("web_search" if web else kind, "responses", tool)
-
-
 def _foreign(request: ChatRequest, kind: str) -> list[HostedTool]:
     """The hosted tools that must be translated for a provider of this channel kind."""
     return [t for t in request.hosted_tools if _NATIVE.get(t.dialect) != kind]

@@ -16,7 +16,7 @@ import re
 from typing import Any, ClassVar, Final
 
 from switchgate.jsonutil import JSONDecodeError, loads
-from switchgate.providers.sse_blocks import SSEBlockSplitter, parse_block
+from switchgate.wire.sse_blocks import SSEBlockSplitter, parse_block
 
 RETAIN_LIMIT: Final = 256 * 1024
 

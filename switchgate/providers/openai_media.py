@@ -17,8 +17,8 @@ from switchgate.providers.base import Target, UpstreamRequest
 from switchgate.providers.capabilities import OpenAIShaped
 from switchgate.providers.meters import BlockMeter, usage_key_pattern
 from switchgate.providers.openai_response import usage_from_openai
-from switchgate.providers.sse import SSEParser
 from switchgate.wire.forms import Form, encode_form
+from switchgate.wire.sse import SSEParser
 
 
 def json_request(

@@ -15,7 +15,7 @@ from switchgate.core.usage import Usage, reported_count
 from switchgate.jsonutil import JSONDecodeError, loads
 from switchgate.providers.base import Target, UpstreamRequest
 from switchgate.providers.forward import forward_json
-from switchgate.providers.sse import SSEParser
+from switchgate.wire.sse import SSEParser
 
 _TERMINAL = frozenset({"response.completed", "response.incomplete", "response.failed"})
 _TEXT_DELTAS = frozenset(

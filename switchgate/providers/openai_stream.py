@@ -41,7 +41,7 @@ from switchgate.providers.openai_response import (
     new_call_id,
     usage_from_openai,
 )
-from switchgate.providers.sse import UNFINISHED, SSEParser
+from switchgate.wire.sse import UNFINISHED, SSEParser
 
 ChunkHook = Callable[[dict[str, Any]], dict[str, Any]]
 

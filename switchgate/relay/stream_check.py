@@ -12,7 +12,7 @@ import re
 from typing import Final
 
 from switchgate.errors import ErrorKind, GatewayError
-from switchgate.providers.sse import UNFINISHED
+from switchgate.wire.sse import UNFINISHED
 
 _OPEN = (b"{", b"[")
 _CLOSE = (b"}", b"]")

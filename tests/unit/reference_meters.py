@@ -5,13 +5,13 @@ from typing import Any
 
 from switchgate import jsonutil
 from switchgate.core.usage import Usage
-from switchgate.dialects.gemini_generate.parts import get_field
 from switchgate.jsonutil import JSONDecodeError, loads
 from switchgate.providers.anthropic_stream import merge_usage, to_usage
 from switchgate.providers.gemini_stream import gemini_usage_to_core
 from switchgate.providers.openai_media import TranscriptMeter, _duration, media_usage
 from switchgate.providers.openai_response import usage_from_openai
-from switchgate.providers.sse import SSEEvent
+from switchgate.wire.gemini_parts import get_field
+from switchgate.wire.sse import SSEEvent
 
 # ------------------------------------------------------------ the reference meters
 

@@ -26,8 +26,8 @@ from switchgate.errors import GatewayError
 from switchgate.providers.base import Target
 from switchgate.providers.capabilities import ChatProvider
 from switchgate.providers.registry import chat_providers
-from switchgate.providers.sse import SSEParser
 from switchgate.state import Dialects
+from switchgate.wire.sse import SSEParser
 from tests.unit.gemini_golden_support import cases, check, ids, load
 
 AREA = "agent_translations"

@@ -37,7 +37,7 @@ from switchgate.dialects.anthropic_messages import (
 )
 from switchgate.dialects.anthropic_messages.encode import message_id
 from switchgate.errors import ErrorKind, GatewayError
-from switchgate.providers.sse import SSEParser
+from switchgate.wire.sse import SSEParser
 
 GOLDEN = Path(__file__).resolve().parent.parent / "golden"
 CASES = GOLDEN / "anthropic_messages"

@@ -22,8 +22,8 @@ from switchgate.providers.openai_media import (
     StreamUsageMeter,
 )
 from switchgate.providers.openai_stream import OpenAIUsageMeter
-from switchgate.providers.sse import SSEEvent, SSEParser
-from switchgate.providers.sse_blocks import SSEBlockSplitter, last_event_end, parse_block
+from switchgate.wire.sse import SSEEvent, SSEParser
+from switchgate.wire.sse_blocks import SSEBlockSplitter, last_event_end, parse_block
 from tests.unit.reference_meters import (
     LineSSEParser,
     RefAnthropicMeter,

@@ -19,7 +19,7 @@ from switchgate.dialects.openai_chat import (
     render_openai_stream_error,
 )
 from switchgate.errors import ErrorKind, GatewayError
-from switchgate.providers.sse import SSEParser, format_event
+from switchgate.wire.sse import SSEParser, format_event
 from tests.unit._golden_ir import cases, dump, load
 
 AREA = "openai_chat"

@@ -22,7 +22,7 @@ from switchgate.dialects.openai_responses import (
     responses_to_core_request,
 )
 from switchgate.errors import ErrorKind, GatewayError
-from switchgate.providers.sse import SSEParser, format_event
+from switchgate.wire.sse import SSEParser, format_event
 from tests.unit._golden_ir import cases, dump, load
 
 AREA = "openai_responses"

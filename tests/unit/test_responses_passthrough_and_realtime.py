@@ -15,10 +15,10 @@ from switchgate.providers.openai_responses import (
     response_to_core,
 )
 from switchgate.providers.registry import provider_kinds
-from switchgate.providers.sse import format_event
 from switchgate.relay.realtime import subprotocol_token
 from switchgate.relay.responses_passthrough import ResponsesNative, serves_responses
 from switchgate.routing.channels import Channel
+from switchgate.wire.sse import format_event
 
 USAGE = {
     "input_tokens": 12,

@@ -35,7 +35,7 @@ from switchgate.core.request import (
     ToolSpec,
 )
 from switchgate.errors import GatewayError, invalid
-from switchgate.providers.hosted_tools import anthropic_hosted
+from switchgate.wire.hosted_tools import anthropic_hosted
 
 DIALECT: Final = "anthropic"
 EXTRA_BETA: Final = "anthropic-beta"

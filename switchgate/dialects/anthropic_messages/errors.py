@@ -4,7 +4,7 @@ from typing import Any, Final
 
 from switchgate import jsonutil
 from switchgate.errors import ErrorKind, GatewayError
-from switchgate.providers.sse import format_event
+from switchgate.wire.sse import format_event
 
 # (status, error.type) per kind; a status_override replaces the status only.
 _KINDS: Final[dict[ErrorKind, tuple[int, str]]] = {

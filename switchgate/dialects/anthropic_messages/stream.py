@@ -32,7 +32,7 @@ from switchgate.dialects.anthropic_messages.encode import (
     usage_body,
 )
 from switchgate.dialects.anthropic_messages.errors import render_anthropic_stream_error
-from switchgate.providers.sse import format_event
+from switchgate.wire.sse import format_event
 
 BlockKind = Literal["text", "thinking", "tool"]
 PING: Final = format_event(b'{"type":"ping"}', "ping")

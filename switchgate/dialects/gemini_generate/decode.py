@@ -26,7 +26,8 @@ from switchgate.core.request import (
     ToolChoice,
     ToolSpec,
 )
-from switchgate.dialects.gemini_generate.parts import (
+from switchgate.errors import invalid
+from switchgate.wire.gemini_parts import (
     as_bool,
     as_int,
     as_list,
@@ -40,8 +41,7 @@ from switchgate.dialects.gemini_generate.parts import (
     part_to_core,
     synth_call_id,
 )
-from switchgate.errors import invalid
-from switchgate.providers.hosted_tools import gemini_hosted
+from switchgate.wire.hosted_tools import gemini_hosted
 
 _REQUEST_KEYS: Final = frozenset(
     {"contents", "systemInstruction", "tools", "toolConfig", "generationConfig", "model"}

@@ -33,12 +33,11 @@ from switchgate.core.response import FinishReason
 from switchgate.core.usage import Usage
 from switchgate.dialects.gemini_generate.encode import (
     FINISH_TO_GEMINI,
-    function_call_part,
-    gemini_signature,
     gemini_usage,
     wants_thoughts,
 )
 from switchgate.dialects.gemini_generate.errors import gemini_error_object
+from switchgate.wire.gemini_parts import function_call_part, gemini_signature
 
 # Stands for the text in a chunk encoded once as a frame (see _text_chunk).
 _SLOT: Final = "\x00switchgate-slot\x00"

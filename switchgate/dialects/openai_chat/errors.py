@@ -25,7 +25,7 @@ from typing import Any, Final
 
 from switchgate.errors import ErrorKind, GatewayError
 from switchgate.jsonutil import dumps
-from switchgate.providers.sse import format_event
+from switchgate.wire.sse import format_event
 
 _TYPES: Final[dict[ErrorKind, tuple[str, str | None]]] = {
     ErrorKind.INVALID_REQUEST: ("invalid_request_error", None),

@@ -36,7 +36,7 @@ from switchgate.dialects.openai_chat.encode import (
 )
 from switchgate.dialects.openai_chat.errors import render_openai_stream_error
 from switchgate.jsonutil import dumps
-from switchgate.providers.sse import format_event
+from switchgate.wire.sse import format_event
 
 DONE: Final = b"data: [DONE]\n\n"
 # Stands for the text in a chunk encoded once as a frame (no real text holds NULs).

@@ -49,7 +49,7 @@ from switchgate.dialects.openai_chat.validate import (
 )
 from switchgate.dialects.openai_responses.decode_items import ItemDecoder, input_items
 from switchgate.errors import invalid
-from switchgate.providers.hosted_tools import responses_hosted
+from switchgate.wire.hosted_tools import responses_hosted
 
 EXTRAS_KEY: Final = "responses"
 _EFFORTS: Final = ("none", "minimal", "low", "medium", "high", "xhigh", "max")

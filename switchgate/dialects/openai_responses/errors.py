@@ -11,7 +11,7 @@ from typing import Any
 from switchgate.dialects.openai_chat.errors import openai_error_body, render_openai_error
 from switchgate.errors import GatewayError
 from switchgate.jsonutil import dumps
-from switchgate.providers.sse import format_event
+from switchgate.wire.sse import format_event
 
 __all__ = ["render_openai_error", "render_responses_stream_error", "stream_error_payload"]
 

@@ -49,7 +49,7 @@ from switchgate.dialects.openai_responses.encode import (
 )
 from switchgate.dialects.openai_responses.errors import stream_error_payload
 from switchgate.jsonutil import dumps
-from switchgate.providers.sse import format_event
+from switchgate.wire.sse import format_event
 
 
 @dataclass

@@ -6,7 +6,7 @@ Protobuf JSON accepts camelCase and snake_case names, so every reader goes throu
 
 import hashlib
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import Any, Final, Literal
 
 from switchgate import jsonutil
@@ -205,4 +205,80 @@ def openapi_to_json_schema(schema: Any) -> Any:
             ]
         else:
             out[key] = openapi_to_json_schema(value)
+    return out
+
+
+# ---------------------------------------------------------------- IR -> model parts
+
+
+def gemini_signature(signature: str | None) -> str | None:
+    """The bare thoughtSignature if `signature` came from Gemini (`gemini:` prefix), else None."""
+    if (
+        signature
+        and signature.startswith(SIGNATURE_PREFIX)
+        and len(signature) > len(SIGNATURE_PREFIX)
+    ):
+        return signature[len(SIGNATURE_PREFIX) :]
+    return None
+
+
+def function_call_args(arguments: str) -> dict[str, Any]:
+    """Tool-call JSON text -> G `args` object; "" is {}, anything else not an object is
+    kept (lossily) as {"_raw": text} (protocols §5.4)."""
+    if not arguments.strip():
+        return {}
+    try:
+        value = jsonutil.loads(arguments)
+    except jsonutil.JSONDecodeError:
+        return {"_raw": arguments}
+    return value if isinstance(value, dict) else {"_raw": arguments}
+
+
+def function_call_part(part: ToolCallPart) -> dict[str, Any]:
+    call: dict[str, Any] = {"name": part.name, "args": function_call_args(part.arguments)}
+    if part.id:
+        call["id"] = part.id
+    out: dict[str, Any] = {"functionCall": call}
+    signature = gemini_signature(part.signature)
+    if signature:
+        out["thoughtSignature"] = signature
+    return out
+
+
+def model_parts(
+    parts: Sequence[Part], *, thoughts: Literal["all", "signed", "none"]
+) -> list[dict[str, Any]]:
+    """IR output parts -> G model parts. Other part kinds are skipped (callers handle them).
+
+    Thought text becomes `{"text", "thought": true}` for `thoughts="all"`, or only when it
+    carries a Gemini signature for "signed" (history replay: foreign thoughts are dropped).
+    A Gemini signature whose thought text is not emitted goes back onto the preceding text
+    part (undoing what decode does), or becomes a `{"text": "", "thoughtSignature"}` part.
+    Redacted thinking and non-Gemini signatures have no G form and are dropped.
+    """
+    out: list[dict[str, Any]] = []
+    for part in parts:
+        if isinstance(part, TextPart):
+            if part.text:
+                out.append({"text": part.text})
+        elif isinstance(part, ToolCallPart):
+            out.append(function_call_part(part))
+        elif isinstance(part, ThinkingPart) and part.redacted is None:
+            signature = gemini_signature(part.signature)
+            if part.text and (thoughts == "all" or (thoughts == "signed" and signature)):
+                thought: dict[str, Any] = {"text": part.text, "thought": True}
+                if signature:
+                    thought["thoughtSignature"] = signature
+                out.append(thought)
+            elif signature:
+                last = out[-1] if out else None
+                if (
+                    last
+                    and "text" in last
+                    and not last.get("thought")
+                    and "thoughtSignature" not in last
+                ):
+                    last["thoughtSignature"] = signature
+                else:
+                    out.append({"text": "", "thoughtSignature": signature})
     return out

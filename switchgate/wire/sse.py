@@ -3,7 +3,7 @@
 Accepts `\\n`, `\\r\\n` and `\\r` line endings and input split at any byte boundary.
 """
 
-from switchgate.providers.sse_blocks import SSEBlockSplitter, SSEEvent, parse_block
+from switchgate.wire.sse_blocks import SSEBlockSplitter, SSEEvent, parse_block
 
 __all__ = ["UNFINISHED", "SSEEvent", "SSEParser", "format_event"]
 

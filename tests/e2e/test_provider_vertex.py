@@ -351,3 +351,34 @@ def test_token_endpoint_refusal_fails_over(
     asked = [r for r in mock_requests(vertex_gateway.mock_url) if r["path"] == "/token"]
     granted = tokens_issued(mock_upstream.base_url, account) - issued
     assert len(asked) > granted  # the unknown account asked, and was refused
+
+
+def test_embeddings(vertex_gateway: Gateway) -> None:
+    email, token = vertex_gateway.new_user()
+    before = vertex_gateway.balance(email)
+    clear_mock_requests(vertex_gateway.mock_url)
+    reply = _oai(vertex_gateway, token).embeddings.create(
+        model=EMBED, input=["first text", "second text here"], dimensions=32
+    )
+    assert [len(d.embedding) for d in reply.data] == [32, 32]
+    assert reply.usage.prompt_tokens == 5
+    calls = [c for c in _vertex_calls(vertex_gateway) if c["path"].endswith(":predict")]
+    assert len(calls) == 2 and all(len(c["json"]["instances"]) == 1 for c in calls)
+    assert wait_for(lambda: vertex_gateway.balance(email) < before)
+
+
+def test_genai_embed_content(vertex_gateway: Gateway) -> None:
+    _, token = vertex_gateway.new_user()
+    clear_mock_requests(vertex_gateway.mock_url)
+    sdk = _genai(vertex_gateway, token)  # keep a reference: a collected client closes
+    texts = ["a first document", "the second"]
+    result = sdk.models.embed_content(
+        model=EMBED,
+        contents=[types.Content(parts=[types.Part.from_text(text=t)]) for t in texts],
+        config=types.EmbedContentConfig(output_dimensionality=16),
+    )
+    assert result.embeddings is not None
+    assert [len(e.values or []) for e in result.embeddings] == [16, 16]
+    calls = [c for c in _vertex_calls(vertex_gateway) if c["path"].endswith(":predict")]
+    assert sorted(c["json"]["instances"][0]["content"] for c in calls) == sorted(texts)
+    assert all(c["json"]["parameters"] == {"outputDimensionality": 16} for c in calls)

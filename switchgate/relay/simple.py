@@ -214,12 +214,10 @@ async def _run(
 ) -> None:
     price = policy.price_of(exchange.model, state.catalog)
     hold = Hold(state.book, state.recorder.token_spend, principal)
-    await hold.take(exchange.hold(price))
-    try:
+    # settled once, however it ends, with the cost the delivery set
+    async with hold.reserve(exchange.hold(price), lambda: outcome.cost, outcome):
         route = _ExchangeRoute(state, exchange, price, outcome, responder, dialect, hold)
         await attempt(state, exchange.model, channels, route, outcome, stream=exchange.stream)
-    finally:
-        outcome.cost = hold.settle(outcome.cost)
 
 
 @dataclass(slots=True)

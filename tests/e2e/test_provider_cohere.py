@@ -4,6 +4,7 @@ google-genai SDKs. Checks what the upstream was sent (Cohere's own shapes), what
 client gets back (its own dialect, errors included) and what is billed (the ledger, from
 Cohere's `usage.billed_units`)."""
 
+import base64
 from collections.abc import Iterator
 from typing import Any
 
@@ -14,6 +15,7 @@ from google import genai
 from google.genai import types
 
 from switchgate.money import UNITS_PER_USD
+from switchgate.testing.mock_upstream.assets import PNG
 from tests.conftest import Gateway
 from tests.e2e.media_helpers import log_rows
 from tests.support import (
@@ -287,6 +289,48 @@ def test_openai_errors_in_openai_shape(gw: Gateway, mock_upstream: Process) -> N
     assert overflow.value.code == "context_length_exceeded"
     assert "too many tokens" in overflow.value.message
     assert gw.balance(email) == START  # nothing was served, nothing charged
+
+
+def test_openai_image_input(gw: Gateway) -> None:
+    _, token = gw.new_user()
+    png = base64.b64encode(PNG).decode()
+    reply = _oai(gw, token).chat.completions.create(
+        model="command-mock",
+        messages=[
+            {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": "what is this"},
+                    {
+                        "type": "image_url",
+                        "image_url": {"url": f"data:image/png;base64,{png}", "detail": "low"},
+                    },
+                ],
+            }
+        ],
+    )
+    assert reply.choices[0].message.content == "Hello from mock! You said: what is this"
+    content = _sent(gw)[-1]["json"]["messages"][0]["content"]
+    assert content == [
+        {"type": "text", "text": "what is this"},
+        {
+            "type": "image_url",
+            "image_url": {"url": f"data:image/png;base64,{png}", "detail": "low"},
+        },
+    ]
+
+
+def test_openai_stream_error_mid_way(gw: Gateway) -> None:
+    _, token = gw.new_user()
+    stream = _oai(gw, token).chat.completions.create(
+        model="command-mock",
+        messages=[{"role": "user", "content": "x [[mock:midstream_error]]"}],
+        stream=True,
+    )
+    with pytest.raises(openai.APIError) as failed:
+        for _ in stream:
+            pass
+    assert "internal server error" in str(failed.value)
 
 
 # --- anthropic SDK -----------------------------------------------------------------------

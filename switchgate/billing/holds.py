@@ -10,7 +10,25 @@ A hold can grow while the request runs (`extend`, used by billing/output_guard.p
 an upstream ignores the output limit) and is settled once, with the cost that will be
 recorded (`settle`). A request stopped because its cost outgrew what could be reserved
 is `capped`: it is charged at most what it held.
+
+Every surface takes its hold the one way, as an async context manager:
+
+    async with hold.reserve(amount, cost=lambda: ..., into=outcome):
+        ...  # call the upstream, answer the client
+
+`reserve` takes `amount` on entry (or raises INSUFFICIENT_BALANCE, holding nothing) and
+on every exit - success, an error, the client gone, cancellation - settles exactly once
+with `cost()` (0 if `cost` itself fails), writing what was charged to `into.cost`. On
+the happy path it costs what the hand-written take / try / finally did: entering awaits
+the same `take` coroutine, and leaving never suspends (no I/O, no lock).
+A long-lived hold (a realtime session) may also `settle` charges as it goes and `take`
+again inside the block; leaving settles what is still held.
 """
+
+import logging
+from collections.abc import Callable, Coroutine
+from types import TracebackType
+from typing import Any, Protocol
 
 from switchgate.accounts.auth import Principal
 from switchgate.billing.leases import BalanceBook
@@ -18,9 +36,33 @@ from switchgate.billing.token_spend import TokenSpend
 from switchgate.errors import ErrorKind, GatewayError
 from switchgate.money import format_usd
 
+log = logging.getLogger("switchgate")
+
+
+class Costed(Protocol):
+    """Where `reserve` writes what the request was charged (relay/outcome.Outcome)."""
+
+    cost: int
+
+
+def _nothing() -> int:
+    return 0
+
 
 class Hold:
-    __slots__ = ("_book", "_limit", "_spend", "_token_id", "_user_id", "amount", "capped")
+    __slots__ = (
+        "_book",
+        "_cost",
+        "_entered",
+        "_into",
+        "_limit",
+        "_pending",
+        "_spend",
+        "_token_id",
+        "_user_id",
+        "amount",
+        "capped",
+    )
 
     def __init__(self, book: BalanceBook, spend: TokenSpend, principal: Principal) -> None:
         self._book = book
@@ -30,6 +72,42 @@ class Hold:
         self._limit = principal if principal.quota_limit is not None else None
         self.amount = 0  # reserved so far
         self.capped = False
+        self._pending: int | None = None  # reserve()d, not yet entered
+        self._entered = False
+        self._cost: Callable[[], int] = _nothing
+        self._into: Costed | None = None
+
+    def reserve(
+        self, amount: int, cost: Callable[[], int] = _nothing, into: Costed | None = None
+    ) -> "Hold":
+        """`async with hold.reserve(amount, cost, into):` (see the module's docstring)."""
+        if self._pending is not None or self._entered:
+            raise RuntimeError("this hold is already reserved")
+        self._pending, self._cost, self._into = amount, cost, into
+        return self
+
+    def __aenter__(self) -> Coroutine[Any, Any, None]:
+        amount = self._pending
+        if amount is None:
+            raise RuntimeError("async with a Hold needs hold.reserve(amount, ...)")
+        self._pending, self._entered = None, True
+        return self.take(amount)  # the one await of entering (a failed take holds nothing)
+
+    async def __aexit__(
+        self,
+        kind: type[BaseException] | None,
+        error: BaseException | None,
+        trace: TracebackType | None,
+    ) -> None:
+        self._entered = False
+        try:
+            cost = self._cost()
+        except Exception:
+            log.exception("the cost of a request could not be computed; charged 0")
+            cost = 0
+        charged = self.settle(cost)
+        if self._into is not None:
+            self._into.cost = charged
 
     async def take(self, amount: int) -> None:
         """Reserve `amount` more, or raise INSUFFICIENT_BALANCE (token limit or balance)."""
@@ -37,7 +115,7 @@ class Hold:
         if limited:
             self._reserve_limit(amount)
         try:
-            await self._book.hold(self._user_id, amount)
+            await self._book.hold(self._user_id, amount, self.amount > 0)
         except BaseException:
             if limited:
                 self._spend.hold(self._token_id, -amount)

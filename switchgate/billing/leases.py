@@ -54,12 +54,13 @@ class BalanceBook:
     def local_remaining(self, user_id: int) -> int:
         return self._local.get(user_id, 0)
 
-    async def hold(self, user_id: int, amount: int) -> None:
-        """Reserve `amount` for a request or raise INSUFFICIENT_BALANCE."""
+    async def hold(self, user_id: int, amount: int, grows: bool = False) -> None:
+        """Reserve `amount` for a request or raise INSUFFICIENT_BALANCE. `grows`: more
+        for a hold already open (counted once in open_holds, as it is settled once)."""
         self._active.add(user_id)
         if self._local.get(user_id, -1) >= amount:
             self._local[user_id] -= amount
-            self.open_holds += amount > 0
+            self.open_holds += amount > 0 and not grows
             return
         lock = self._locks.setdefault(user_id, asyncio.Lock())
         async with lock:
@@ -75,7 +76,7 @@ class BalanceBook:
                         code="insufficient_quota",
                     )
             self._local[user_id] = self._local.get(user_id, 0) - amount
-            self.open_holds += amount > 0
+            self.open_holds += amount > 0 and not grows
 
     def settle(self, user_id: int, held: int, cost: int) -> None:
         """Return the unused part of a hold (the Recorder writes the charge itself)."""

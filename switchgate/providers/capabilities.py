@@ -114,6 +114,15 @@ class EmbeddingsProvider(Protocol):
 
 
 @runtime_checkable
+class ModelBatchLimit(Protocol):
+    """An EmbeddingsProvider whose batch limit depends on the upstream model (Bedrock:
+    Titan takes one text per call, Cohere Embed 96); `embeddings_batch_limit` stays the
+    limit that fits every model."""
+
+    def embeddings_batch_limit_for(self, model: str) -> int: ...
+
+
+@runtime_checkable
 class OpenAIShaped(Protocol):
     """An upstream that serves OpenAI's own media endpoints as they are (embeddings,
     images, audio, legacy completions): the client's body is passed through to

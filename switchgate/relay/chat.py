@@ -87,13 +87,14 @@ async def run_chat(state: AppState, call: ChatCall, responder: Responder) -> Non
     check_request(call.request, len(call.raw), state.catalog.limits, state.tokenizer)
     call.held_output = output_hold_tokens(call.request, state.settings.default_hold_output_tokens)
     hold = call.hold = Hold(state.book, state.recorder.token_spend, call.principal)
-    await hold.take(token_hold(price, estimate_input_tokens(len(call.raw)), call.held_output))
-    try:
+    amount = token_hold(price, estimate_input_tokens(len(call.raw)), call.held_output)
+    outcome = call.outcome
+
+    def cost() -> int:
+        return token_cost(price, outcome.usage) if outcome.usage is not None else 0
+
+    async with hold.reserve(amount, cost, outcome):  # settled once, however it ends
         await _attempt_channels(state, call, responder)
-    finally:
-        outcome = call.outcome
-        cost = token_cost(price, outcome.usage) if outcome.usage is not None else 0
-        outcome.cost = hold.settle(cost)
 
 
 async def _attempt_channels(state: AppState, call: ChatCall, responder: Responder) -> None:

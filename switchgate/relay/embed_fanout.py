@@ -1,7 +1,8 @@
 """Embeddings translated to a kind's own API (an EmbeddingsProvider: Gemini's
 batchEmbedContents, Bedrock Titan, Cohere embed...), for either embeddings dialect.
 
-The texts are cut into batches of at most the provider's `embeddings_batch_limit`: the
+The texts are cut into batches of at most the provider's `embeddings_batch_limit` (or,
+for a provider whose limit depends on the model, `ModelBatchLimit`, that model's): the
 first batch is the call the attempt pipeline sends (and fails over like any call), the
 others go to the same channel once it answered, at most MAX_BATCHES_IN_FLIGHT at a
 time. The answers are merged in input order; any batch failing fails the whole call
@@ -14,7 +15,7 @@ from functools import partial
 
 from switchgate.errors import GatewayError
 from switchgate.providers.base import Target, UpstreamRequest
-from switchgate.providers.capabilities import EmbeddingsProvider
+from switchgate.providers.capabilities import EmbeddingsProvider, ModelBatchLimit
 from switchgate.providers.embed_batches import (
     MAX_BATCHES_IN_FLIGHT,
     BatchAnswer,
@@ -42,8 +43,15 @@ class TranslatedEmbeddings:
         self.texts = texts
         self.dimensions = dimensions
         self.count = count
-        # never no batch at all: an empty call is the provider's 400
-        self.batches = split_batches(len(texts), provider.embeddings_batch_limit) or [range(0)]
+
+    def batches(self, target: Target) -> list[range]:
+        """The batches for the channel `target` addresses (its upstream model may decide
+        the limit); never none at all: an empty call is the provider's 400."""
+        provider = self.provider
+        limit = provider.embeddings_batch_limit
+        if isinstance(provider, ModelBatchLimit):
+            limit = provider.embeddings_batch_limit_for(target.upstream_model)
+        return split_batches(len(self.texts), limit) or [range(0)]
 
     def request(self, target: Target, batch: range) -> UpstreamRequest:
         texts = self.texts[batch.start : batch.stop]
@@ -51,7 +59,7 @@ class TranslatedEmbeddings:
 
     def first(self, target: Target) -> UpstreamRequest:
         """The first batch: what the attempt pipeline sends (the rest: `merged`)."""
-        return self.request(target, self.batches[0])
+        return self.request(target, self.batches(target)[0])
 
     def answer(self, batch: range, body: bytes) -> BatchAnswer:
         result = self.provider.parse_embeddings_response(body)
@@ -64,13 +72,14 @@ class TranslatedEmbeddings:
     async def merged(self, delivery: Delivery, first: bytes, model: str) -> BatchAnswer:
         """`first` answered batch 0; send the others to the same channel (a few at a
         time) and merge all the answers in input order. Raises the first failure."""
-        answers = [self.answer(self.batches[0], first)]  # a bad answer: stop here
+        batches = self.batches(delivery.target)
+        answers = [self.answer(batches[0], first)]  # a bad answer: stop here
         jobs: list[Callable[[], Awaitable[BatchAnswer]]] = [
-            partial(self._send, delivery, batch, model) for batch in self.batches[1:]
+            partial(self._send, delivery, batch, model) for batch in batches[1:]
         ]
         answers += await gather_bounded(jobs, MAX_BATCHES_IN_FLIGHT)
         try:
-            return merge_batches(self.batches, answers)
+            return merge_batches(batches, answers)
         except ValueError as exc:
             raise unreadable(exc) from exc
 

@@ -139,30 +139,34 @@ async def serve(state: AppState, scope: Scope, receive: Receive, send: Send) -> 
         policy.check_model(principal, model, state.catalog)
         price = policy.price_of(model, state.catalog)
         hold = session_hold(state, price)
-        reservation = Hold(state.book, state.recorder.token_spend, principal)
-        await reservation.take(hold)  # against the balance and the token's limit
     except GatewayError as err:
         await _deny(scope, send, err)
         return
+    reservation = Hold(state.book, state.recorder.token_spend, principal)
+    accepted = False
     try:
-        upstream, channel, upstream_model = await _connect_upstream(state, model, headers)
-    except GatewayError as err:
-        reservation.settle(0)
+        # Held against the balance and the token's limit for the whole session; the
+        # session settles each response's charge and holds again; what is still held
+        # when it ends is given back here, however it ends.
+        async with reservation.reserve(hold):
+            upstream, channel, upstream_model = await _connect_upstream(state, model, headers)
+            session = RealtimeSession(state, principal, price, hold, reservation, receive, send)
+            session.model, session.upstream_model, session.channel, session.ip = (
+                model,
+                upstream_model,
+                channel,
+                ip,
+            )
+            session.token = token
+            session.minimum_hold_tokens = SESSION_HOLD_INPUT_TOKENS
+            try:
+                subprotocol = "realtime" if "realtime" in offered else None
+                accepted = True
+                await send({"type": "websocket.accept", "subprotocol": subprotocol})
+                await session.run(upstream)
+            finally:
+                await upstream.close()
+    except GatewayError as err:  # before the accept: the balance or every upstream refused
+        if accepted:
+            raise
         await _deny(scope, send, err)
-        return
-    session = RealtimeSession(state, principal, price, hold, reservation, receive, send)
-    session.model, session.upstream_model, session.channel, session.ip = (
-        model,
-        upstream_model,
-        channel,
-        ip,
-    )
-    session.token = token
-    session.minimum_hold_tokens = SESSION_HOLD_INPUT_TOKENS
-    try:
-        subprotocol = "realtime" if "realtime" in offered else None
-        await send({"type": "websocket.accept", "subprotocol": subprotocol})
-        await session.run(upstream)
-    finally:
-        await upstream.close()
-        reservation.settle(0)  # what is still held for the next response

@@ -191,7 +191,7 @@ def test_openai_chat_is_signed_and_billed(gw: Gateway, user: tuple[str, str]) ->
     assert call["headers"]["x-amz-date"].endswith("Z")
     assert call["json"]["system"] == [{"text": "Be brief."}]
     assert call["json"]["inferenceConfig"] == {"maxTokens": 100, "temperature": 0.2}
-    assert before - gw.balance(email) == _cost(4, 7)
+    assert wait_for(lambda: before - gw.balance(email) == _cost(4, 7))  # settled after the reply
 
 
 def test_openai_stream_with_usage(gw: Gateway, user: tuple[str, str]) -> None:
@@ -475,3 +475,39 @@ def test_cli_channel_with_region_option_is_probed(bedrock_mock: Process, tmp_pat
                        "--option", "headers=1", check=False)  # fmt: skip
     assert reserved.returncode != 0 and "setting of its own" in reserved.stderr
     assert SECRET_ACCESS_KEY not in ok.stdout + failed.stdout + reserved.stderr
+
+
+# ---------------------------------------------------------------- embeddings
+
+
+def test_embeddings_titan_and_cohere(gw: Gateway, user: tuple[str, str]) -> None:
+    email, token = user
+    before = gw.balance(email)
+    client = _oai(gw, token)
+    titan = client.embeddings.create(model=TITAN, input=["one two", "three"], dimensions=256)
+    assert [len(d.embedding) for d in titan.data] == [256, 256]
+    assert titan.usage.prompt_tokens == 3  # Titan's inputTextTokenCount, summed
+    calls = _calls(gw)
+    assert [c["json"] for c in calls] == [
+        {"inputText": "one two", "dimensions": 256, "normalize": True},
+        {"inputText": "three", "dimensions": 256, "normalize": True},
+    ]  # one text per InvokeModel call for Titan
+    assert all(c["path"] == "/model/amazon.titan-embed-text-v2:0/invoke" for c in calls)
+    clear_mock_requests(gw.mock_url)
+    cohere = client.embeddings.create(model=COHERE, input=["a", "b", "c"], encoding_format="float")
+    assert len(cohere.data) == 3 and len(cohere.data[0].embedding) == 1024
+    texts = [t for c in _calls(gw) for t in c["json"]["texts"]]
+    assert texts == ["a", "b", "c"]
+    assert all(c["json"]["input_type"] == "search_document" for c in _calls(gw))
+    assert wait_for(lambda: gw.balance(email) < before)
+
+
+def test_genai_embed_content_on_cohere(gw: Gateway, user: tuple[str, str]) -> None:
+    _, token = user
+    client = _genai(gw, token)
+    reply = client.models.embed_content(model=COHERE, contents=["first text", "second text"])
+    vectors = [e.values or [] for e in reply.embeddings or []]
+    assert [len(v) for v in vectors] == [1024, 1024] and vectors[0] != vectors[1]
+    (call,) = _calls(gw)  # Cohere takes the batch in one InvokeModel call
+    assert call["path"] == "/model/cohere.embed-english-v3/invoke"
+    assert call["json"]["texts"] == ["first text", "second text"]

@@ -4,6 +4,7 @@ google-genai SDKs. Checks what the upstream was sent (Cohere's own shapes), what
 client gets back (its own dialect, errors included) and what is billed (the ledger, from
 Cohere's `usage.billed_units`)."""
 
+import base64
 from collections.abc import Iterator
 from typing import Any
 
@@ -14,6 +15,7 @@ from google import genai
 from google.genai import types
 
 from switchgate.money import UNITS_PER_USD
+from switchgate.testing.mock_upstream.assets import PNG
 from tests.conftest import Gateway
 from tests.e2e.media_helpers import log_rows
 from tests.support import (
@@ -59,6 +61,19 @@ models = ["command-mock", "embed-cohere", "rerank-cohere"]
 "command-mock" = "command-a-03-2025"
 "embed-cohere" = "embed-v4.0"
 "rerank-cohere" = "rerank-v3.5"
+
+[[channels]]
+name = "cohere-query"
+kind = "cohere"
+base_url = "{mock_url}/v2"
+key = "mock-key"
+models = ["embed-cohere-query"]
+map = {{ "embed-cohere-query" = "embed-english-v3.0" }}
+options = {{ input_type = "search_query" }}
+
+[prices."embed-cohere-query"]
+kind = "embedding"
+input = "0.1"
 
 [prices."command-mock"]
 input = "2.5"
@@ -276,6 +291,48 @@ def test_openai_errors_in_openai_shape(gw: Gateway, mock_upstream: Process) -> N
     assert gw.balance(email) == START  # nothing was served, nothing charged
 
 
+def test_openai_image_input(gw: Gateway) -> None:
+    _, token = gw.new_user()
+    png = base64.b64encode(PNG).decode()
+    reply = _oai(gw, token).chat.completions.create(
+        model="command-mock",
+        messages=[
+            {
+                "role": "user",
+                "content": [
+                    {"type": "text", "text": "what is this"},
+                    {
+                        "type": "image_url",
+                        "image_url": {"url": f"data:image/png;base64,{png}", "detail": "low"},
+                    },
+                ],
+            }
+        ],
+    )
+    assert reply.choices[0].message.content == "Hello from mock! You said: what is this"
+    content = _sent(gw)[-1]["json"]["messages"][0]["content"]
+    assert content == [
+        {"type": "text", "text": "what is this"},
+        {
+            "type": "image_url",
+            "image_url": {"url": f"data:image/png;base64,{png}", "detail": "low"},
+        },
+    ]
+
+
+def test_openai_stream_error_mid_way(gw: Gateway) -> None:
+    _, token = gw.new_user()
+    stream = _oai(gw, token).chat.completions.create(
+        model="command-mock",
+        messages=[{"role": "user", "content": "x [[mock:midstream_error]]"}],
+        stream=True,
+    )
+    with pytest.raises(openai.APIError) as failed:
+        for _ in stream:
+            pass
+    assert "internal server error" in str(failed.value)
+
+
 # --- anthropic SDK -----------------------------------------------------------------------
 
 
@@ -334,6 +391,24 @@ def test_anthropic_tool_use(gw: Gateway) -> None:
     assert len(uses) == 1 and uses[0].input == {"city": "Oslo"}
 
 
+def test_anthropic_thinking(gw: Gateway) -> None:
+    _, token = gw.new_user()
+    client = anthropic.Anthropic(base_url=gw.url, api_key=token, max_retries=0)
+    with client.messages.stream(
+        model="command-mock",
+        max_tokens=4096,
+        thinking={"type": "enabled", "budget_tokens": 2048},
+        messages=[{"role": "user", "content": "think first"}],
+    ) as stream:
+        final = stream.get_final_message()
+    assert [b.type for b in final.content] == ["thinking", "text"]
+    assert final.content[0].thinking.startswith("Let me think")  # type: ignore[union-attr]
+    assert final.content[1].text == "Hello from mock! You said: think first"  # type: ignore[union-attr]
+    sent = _sent(gw)[-1]["json"]
+    assert sent["thinking"] == {"type": "enabled", "token_budget": 2048}
+    assert sent["max_tokens"] == 4096
+
+
 # --- google-genai SDK --------------------------------------------------------------------
 
 
@@ -364,3 +439,74 @@ def test_genai_generate_and_stream(gw: Gateway) -> None:
     assert "".join(c.text or "" for c in chunks) == "Hello from mock! You said: stream it"
     assert chunks[-1].usage_metadata is not None
     assert wait_for(lambda: gw.balance(email) == START - _cost(5, 8) - _cost(2, 7))
+
+
+# --- embeddings (openai SDK, google-genai SDK) -------------------------------------------
+
+EMBED_PRICE = 120_000  # units per token ($0.12 per 1M)
+
+
+def test_openai_embeddings_batched_by_96(gw: Gateway) -> None:
+    email, token = gw.new_user()
+    clear_mock_requests(gw.mock_url)
+    texts = [f"text number {i}" for i in range(100)]
+    reply = _oai(gw, token).embeddings.create(model="embed-cohere", input=texts, dimensions=256)
+    assert [d.index for d in reply.data] == list(range(100))
+    assert all(len(d.embedding) == 256 for d in reply.data)
+    sent = [r["json"] for r in _sent(gw, "/v2/embed")]
+    assert [len(b["texts"]) for b in sent] == [96, 4]  # Cohere takes at most 96 texts a call
+    assert sent[0] == {
+        "model": "embed-v4.0",
+        "texts": texts[:96],
+        "input_type": "search_document",
+        "embedding_types": ["float"],
+        "output_dimension": 256,
+    }
+    assert reply.usage.prompt_tokens == 300  # meta.billed_units.input_tokens, summed
+    assert wait_for(lambda: gw.balance(email) == START - 300 * EMBED_PRICE)
+    # the same text gives the same vector whichever batch carried it
+    again = _oai(gw, token).embeddings.create(
+        model="embed-cohere", input=texts[97], dimensions=256, encoding_format="float"
+    )
+    assert again.data[0].embedding == reply.data[97].embedding
+
+
+def test_openai_embeddings_error_mapped(gw: Gateway) -> None:
+    _, token = gw.new_user()
+    with pytest.raises(openai.BadRequestError) as bad:  # embed-v4 takes 256..1536 only
+        _oai(gw, token).embeddings.create(model="embed-cohere", input="x", dimensions=100)
+    assert "output_dimension" in bad.value.message
+
+
+def test_genai_embed_content(gw: Gateway) -> None:
+    email, token = gw.new_user()
+    clear_mock_requests(gw.mock_url)
+    sdk = _genai(gw, token)
+    result = sdk.models.embed_content(
+        model="embed-cohere",
+        contents=[types.Content(parts=[types.Part(text=t)]) for t in ["first doc", "second"]],
+        config=types.EmbedContentConfig(output_dimensionality=512),
+    )
+    assert result.embeddings is not None
+    assert [len(e.values or []) for e in result.embeddings] == [512, 512]
+    sent = _sent(gw, "/v2/embed")[-1]["json"]
+    assert sent["texts"] == ["first doc", "second"] and sent["output_dimension"] == 512
+    assert wait_for(lambda: gw.balance(email) == START - 3 * EMBED_PRICE)
+    query = sdk.models.embed_content(model="embed-cohere-query", contents="what is a cat")
+    assert query.embeddings is not None and len(query.embeddings[0].values or []) == 1024
+    sent = _sent(gw, "/v2/embed")[-1]["json"]
+    assert sent["input_type"] == "search_query" and sent["model"] == "embed-english-v3.0"
+
+
+def test_rerank_through_the_same_channel(gw: Gateway) -> None:
+    email, token = gw.new_user()
+    status, reply = http_json(
+        "POST",
+        f"{gw.url}/v2/rerank",
+        {"model": "rerank-cohere", "query": "the cat", "documents": ["a cat", "a dog"]},
+        {"authorization": f"Bearer {token}"},
+    )
+    assert status == 200, reply
+    assert reply["results"][0]["index"] == 0
+    assert _sent(gw, "/v2/rerank")[-1]["json"]["model"] == "rerank-v3.5"
+    assert wait_for(lambda: gw.balance(email) == START - 2_000_000_000)

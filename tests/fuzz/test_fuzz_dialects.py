@@ -22,6 +22,7 @@ from switchgate.dialects.openai_responses.dialect import OpenAIResponsesDialect
 from switchgate.errors import GatewayError
 from switchgate.providers.anthropic import AnthropicProvider
 from switchgate.providers.base import Target
+from switchgate.providers.cohere import CohereProvider
 from switchgate.providers.gemini import GeminiProvider
 from switchgate.providers.openai import OpenAIProvider
 
@@ -44,6 +45,7 @@ PROVIDERS = {
     "openai": OpenAIProvider(),
     "anthropic": AnthropicProvider(),
     "gemini": GeminiProvider(),
+    "cohere": CohereProvider(),
 }
 TARGET = Target("http://127.0.0.1:9/v1", "k", "fuzz-upstream")
 
@@ -174,6 +176,13 @@ upstream_events = st.lists(
                     "error",
                     "ping",
                     "content_block_stop",
+                    "message-start",
+                    "content-start",
+                    "content-delta",
+                    "tool-plan-delta",
+                    "tool-call-start",
+                    "tool-call-delta",
+                    "message-end",
                 ]
             )
         },

@@ -27,7 +27,7 @@ from switchgate import jsonutil
 from switchgate.core.accumulate import Accumulator
 from switchgate.core.events import Finish, StreamError, StreamEvent
 from switchgate.errors import GatewayError
-from switchgate.providers.base import Target, UpstreamRequest
+from switchgate.providers.base import Target
 from switchgate.providers.capabilities import (
     ChatProvider,
     EmbeddingsProvider,
@@ -45,6 +45,7 @@ from tests.unit.test_anthropic_dialect import (
     load_cases,
     parse_sse,
 )
+from tests.unit.test_anthropic_provider import _split, _sse_bytes, _upstream_json
 
 CASES = Path(__file__).resolve().parent.parent / "golden" / "cohere_provider"
 PROVIDER = CohereProvider()
@@ -61,15 +62,6 @@ KEYS = (
 )
 
 
-def _upstream_json(upstream: UpstreamRequest) -> dict[str, Any]:
-    return {
-        "method": upstream.method,
-        "url": upstream.url,
-        "headers": upstream.headers,
-        "body": jsonutil.loads(upstream.body),
-    }
-
-
 def _sdk_valid(body: dict[str, Any]) -> None:
     """The body as the official SDK types it (each typed field validates)."""
     MESSAGES.validate_python(body["messages"])
@@ -79,16 +71,6 @@ def _sdk_valid(body: dict[str, Any]) -> None:
         FORMAT.validate_python(body["response_format"])
     if "thinking" in body:
         THINKING.validate_python(body["thinking"])
-
-
-def _sse_bytes(given: dict[str, Any]) -> bytes:
-    sep = "\r\n" if given.get("crlf") else "\n"
-    return (sep.join(given["sse"]) + ("" if given.get("unterminated") else sep)).encode()
-
-
-def _split(data: bytes, rng: random.Random) -> list[bytes]:
-    cuts = sorted(rng.sample(range(1, len(data)), k=min(len(data) - 1, rng.randint(1, 40))))
-    return [data[a:b] for a, b in zip([0, *cuts], [*cuts, len(data)], strict=True)]
 
 
 def _decode(chunks: list[bytes]) -> list[StreamEvent]:

@@ -2,6 +2,7 @@
 while an answer outgrows it (billing/holds.py, billing/output_guard.py), on a real
 SQLite database."""
 
+import asyncio
 from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -137,3 +138,77 @@ async def test_a_free_output_is_never_checked(fx: Fx) -> None:
 def test_events_end_at_a_blank_line() -> None:
     assert ends_event(b'data: {"a":1}\n\n') and ends_event(b"data: x\r\n\r\n")
     assert not ends_event(b'data: {"a":') and not ends_event(b"event: x\n")
+
+
+# --- hold.reserve(): the one async context manager every surface takes its hold with ---
+
+
+@dataclass
+class _Outcome:
+    cost: int = -1
+
+
+async def test_reserve_settles_once_on_success_with_the_cost_at_exit(fx: Fx) -> None:
+    hold, outcome, usage = await fx.hold(), _Outcome(), [0]
+    async with hold.reserve(60, lambda: usage[0] * 2, outcome):
+        assert hold.amount == 60 and fx.book.open_holds == 1
+        usage[0] = 20  # known only once the answer is in
+    assert outcome.cost == 40 and hold.amount == 0 and fx.book.open_holds == 0
+    assert fx.recorder.token_spend.in_flight(fx.token_id) == 40  # the charge, not the hold
+
+
+class _Boom(Exception):
+    pass
+
+
+async def test_reserve_settles_on_an_error_and_on_cancellation(fx: Fx) -> None:
+    hold, outcome = await fx.hold(), _Outcome()
+    with pytest.raises(_Boom):
+        async with hold.reserve(50, lambda: 7, outcome):
+            raise _Boom
+    assert outcome.cost == 7 and fx.book.open_holds == 0
+
+    hold, outcome = await fx.hold(), _Outcome()
+    entered = asyncio.Event()
+
+    async def call() -> None:
+        async with hold.reserve(30, lambda: 3, outcome):
+            entered.set()
+            await asyncio.sleep(3600)  # the client is gone: the task is cancelled
+
+    task = asyncio.create_task(call())
+    await entered.wait()
+    task.cancel()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert outcome.cost == 3 and fx.book.open_holds == 0 and hold.amount == 0
+    assert fx.recorder.token_spend.in_flight(fx.token_id) == 10
+
+
+async def test_reserve_that_cannot_take_holds_and_settles_nothing(fx: Fx) -> None:
+    hold, outcome, ran = await fx.hold(), _Outcome(), []
+    with pytest.raises(GatewayError):
+        async with hold.reserve(101, lambda: 5, outcome):  # over the token's limit (100)
+            ran.append(1)
+    assert not ran and outcome.cost == -1 and fx.book.open_holds == 0
+    assert fx.recorder.token_spend.in_flight(fx.token_id) == 0
+
+
+async def test_reserve_charges_nothing_when_the_cost_fails_and_is_used_once(fx: Fx) -> None:
+    hold, outcome = await fx.hold(), _Outcome()
+
+    def broken() -> int:
+        raise KeyError("price")
+
+    async with hold.reserve(20, broken, outcome):
+        with pytest.raises(RuntimeError, match="already reserved"):
+            hold.reserve(5)
+    assert outcome.cost == 0 and fx.book.open_holds == 0
+    with pytest.raises(RuntimeError, match=r"needs hold\.reserve"):
+        async with hold:
+            pass
+    async with hold.reserve(10):  # reusable once settled; no cost: charged 0
+        await hold.take(5)  # a long-lived hold may grow inside its block
+        assert hold.settle(4) == 4 and hold.amount == 0  # and settle charges as it goes
+        await hold.take(10)
+    assert fx.book.open_holds == 0 and fx.recorder.token_spend.in_flight(fx.token_id) == 4

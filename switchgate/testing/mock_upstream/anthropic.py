@@ -220,7 +220,7 @@ class AnthropicMessages:
         self.state = state
 
     def _refuse(self, request: web.Request) -> web.Response | None:
-        if not anthropic_ok(request, self.state.config.api_key):
+        if not anthropic_ok(request, self.state.config.accepted):
             return anthropic_error(401)
         if not _valid_version(request.headers.get("anthropic-version")):
             return anthropic_error(400, "anthropic-version: header is required (YYYY-MM-DD)")

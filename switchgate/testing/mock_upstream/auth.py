@@ -3,18 +3,18 @@
 from aiohttp import web
 
 
-def bearer_ok(request: web.BaseRequest, key: str) -> bool:
-    """OpenAI: `Authorization: Bearer KEY`."""
-    return request.headers.get("Authorization", "") == "Bearer " + key
+def bearer_ok(request: web.BaseRequest, keys: tuple[str, ...]) -> bool:
+    """OpenAI: `Authorization: Bearer KEY`, KEY one of `keys`."""
+    value = request.headers.get("Authorization", "")
+    return value.startswith("Bearer ") and value[7:] in keys
 
 
-def anthropic_ok(request: web.BaseRequest, key: str) -> bool:
+def anthropic_ok(request: web.BaseRequest, keys: tuple[str, ...]) -> bool:
     """Anthropic: `x-api-key: KEY`, or `Authorization: Bearer KEY` (SDK >= 2.0)."""
-    headers = request.headers
-    api_key = headers.get("x-api-key")
+    api_key = request.headers.get("x-api-key")
     if api_key is not None:
-        return api_key == key
-    return headers.get("Authorization", "") == "Bearer " + key
+        return api_key in keys
+    return bearer_ok(request, keys)
 
 
 def gemini_key(request: web.BaseRequest) -> str | None:

@@ -76,9 +76,9 @@ class Catalog:
         return "anthropic" if "anthropic-version" in request.headers else "openai"
 
     def _refuse(self, request: web.Request, dialect: str) -> web.Response | None:
-        key = self.state.config.api_key
+        key = self.state.config.accepted
         if dialect == "gemini":
-            if gemini_key(request) != key:
+            if gemini_key(request) not in key:
                 return gemini_error(
                     400, "API key not valid. Please pass a valid API key.", "API_KEY_INVALID"
                 )

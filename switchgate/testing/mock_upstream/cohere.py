@@ -181,7 +181,7 @@ class Cohere:
     async def chat(self, request: web.Request) -> web.StreamResponse:
         state = self.state
         body = await state.intake(request)
-        if not bearer_ok(request, state.config.api_key):
+        if not bearer_ok(request, state.config.accepted):
             return cohere_error(401)
         problem = chat_violation(body)
         if problem is not None:
@@ -207,7 +207,7 @@ class Cohere:
     async def embed(self, request: web.Request) -> web.StreamResponse:
         state = self.state
         body = await state.intake(request)
-        if not bearer_ok(request, state.config.api_key):
+        if not bearer_ok(request, state.config.accepted):
             return cohere_error(401)
         problem = embed_violation(body)
         if problem is not None:

@@ -10,6 +10,9 @@ class MockConfig:
     """How the fake upstream behaves. Directives in a request override it per request."""
 
     api_key: str = "mock-key"
+    # More keys it takes as valid (a multi-key channel's keys); recorded requests show
+    # them as "<redacted:valid:N>" (N: 1-based place in this list).
+    also_accept: list[str] = field(default_factory=list)
     latency_ms: float = 0
     chunk_count: int = 8
     chunk_interval_ms: float = 0
@@ -27,6 +30,11 @@ class MockConfig:
     cut_after: int | None = None
     invalid_after: int | None = None
     end_after: int | None = None
+
+    @property
+    def accepted(self) -> tuple[str, ...]:
+        """Every key this upstream takes: `api_key` first."""
+        return (self.api_key, *self.also_accept)
 
     def as_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -68,6 +76,10 @@ def _check(name: str, value: Any) -> Any:
         if isinstance(value, str) and value:
             return value
         raise ValueError("api_key must be a non-empty string")
+    if name == "also_accept":
+        if isinstance(value, list) and all(isinstance(k, str) and k for k in value):
+            return list(value)
+        raise ValueError("also_accept must be a list of non-empty strings")
     if name == "reply_text":
         if value is None or isinstance(value, str):
             return value

@@ -189,7 +189,7 @@ class Gemini:
             return gemini_error(
                 403, "Method doesn't allow unregistered callers (mock).", as_array=array
             )
-        if key != self.state.config.api_key:
+        if key not in self.state.config.accepted:
             return gemini_error(
                 400,
                 "API key not valid. Please pass a valid API key.",

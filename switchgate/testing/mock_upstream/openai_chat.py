@@ -217,7 +217,7 @@ class OpenAIChat:
     async def chat(self, request: web.Request) -> web.StreamResponse:
         state = self.state
         body = await state.intake(request)
-        if not bearer_ok(request, state.config.api_key):
+        if not bearer_ok(request, state.config.accepted):
             return openai_error(401)
         if not isinstance(body, dict):
             return openai_error(400, "We could not parse the JSON body of your request.")
@@ -257,7 +257,7 @@ class OpenAIChat:
     async def completions(self, request: web.Request) -> web.StreamResponse:
         state = self.state
         body = await state.intake(request)
-        if not bearer_ok(request, state.config.api_key):
+        if not bearer_ok(request, state.config.accepted):
             return openai_error(401)
         if not isinstance(body, dict) or not isinstance(body.get("model"), str):
             return openai_error(400, "you must provide a model parameter", param="model")

@@ -56,7 +56,7 @@ class OpenAIEmbeddings:
     async def embeddings(self, request: web.Request) -> web.StreamResponse:
         state = self.state
         body = await state.intake(request)
-        if not bearer_ok(request, state.config.api_key):
+        if not bearer_ok(request, state.config.accepted):
             return openai_error(401)
         return await self.answer(body)
 
@@ -92,7 +92,7 @@ class OpenAIEmbeddings:
     async def rerank(self, request: web.Request) -> web.StreamResponse:
         state = self.state
         body = await state.intake(request)
-        if not bearer_ok(request, state.config.api_key):
+        if not bearer_ok(request, state.config.accepted):
             return openai_error(401)
         if not isinstance(body, dict) or not isinstance(body.get("query"), str):
             return openai_error(400, "'query' is required.", param="query")

@@ -135,7 +135,7 @@ class OpenAIMedia:
 
     async def generations(self, request: web.Request) -> web.StreamResponse:
         body = await self.state.intake(request)
-        if not bearer_ok(request, self.state.config.api_key):
+        if not bearer_ok(request, self.state.config.accepted):
             return openai_error(401)
         if not isinstance(body, dict) or not isinstance(body.get("prompt"), str):
             return openai_error(400, "'prompt' is a required property.", param="prompt")
@@ -143,7 +143,7 @@ class OpenAIMedia:
         return early or json_response(self._images(request, body, body["prompt"]))
 
     async def edits(self, request: web.Request) -> web.StreamResponse:
-        if not bearer_ok(request, self.state.config.api_key):
+        if not bearer_ok(request, self.state.config.accepted):
             self.state.record(request, request.content_length or 0)
             return openai_error(401)
         form = await request.post()
@@ -163,7 +163,7 @@ class OpenAIMedia:
     async def speech(self, request: web.Request) -> web.StreamResponse:
         state = self.state
         body = await state.intake(request)
-        if not bearer_ok(request, state.config.api_key):
+        if not bearer_ok(request, state.config.accepted):
             return openai_error(401)
         if not isinstance(body, dict) or not isinstance(body.get("input"), str):
             return openai_error(400, "'input' is a required property.", param="input")
@@ -209,7 +209,7 @@ class OpenAIMedia:
 
     async def _audio_text(self, request: web.Request, task: str) -> web.StreamResponse:
         state = self.state
-        if not bearer_ok(request, state.config.api_key):
+        if not bearer_ok(request, state.config.accepted):
             state.record(request, request.content_length or 0)
             return openai_error(401)
         form = await request.post()

@@ -219,7 +219,7 @@ class OpenAIResponses:
     async def create(self, request: web.Request) -> web.StreamResponse:
         state = self.state
         body = await state.intake(request)
-        if not bearer_ok(request, state.config.api_key):
+        if not bearer_ok(request, state.config.accepted):
             return openai_error(401)
         if not isinstance(body, dict) or not isinstance(body.get("model"), str):
             return openai_error(400, "you must provide a model parameter", param="model")

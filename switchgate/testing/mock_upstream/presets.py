@@ -136,7 +136,7 @@ class PresetModes:
         self._embed = OpenAIEmbeddings(state)
 
     def _auth(self, request: web.Request, vendor: str) -> web.Response | None:
-        if vendor in KEYLESS or bearer_ok(request, self.state.config.api_key):
+        if vendor in KEYLESS or bearer_ok(request, self.state.config.accepted):
             return None
         return openai_error(401, "Invalid API Key", code="invalid_api_key")
 

@@ -357,8 +357,9 @@ class Realtime:
     async def connect(self, request: web.Request) -> web.StreamResponse:
         self.state.record(request, 0)
         offered = [p.strip() for p in request.headers.get("Sec-WebSocket-Protocol", "").split(",")]
-        key = self.state.config.api_key
-        if not (bearer_ok(request, key) or "openai-insecure-api-key." + key in offered):
+        keys = self.state.config.accepted
+        insecure = {"openai-insecure-api-key." + k for k in keys}
+        if not (bearer_ok(request, keys) or insecure.intersection(offered)):
             return openai_error(401)
         beta = "realtime=v1" in request.headers.get("OpenAI-Beta", "")
         ws = web.WebSocketResponse(protocols=("realtime",) if "realtime" in offered else ())

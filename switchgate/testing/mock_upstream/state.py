@@ -17,6 +17,7 @@ from .httpkit import NOT_JSON, parse_json
 
 REDACTED: Final = "<redacted>"
 REDACTED_VALID: Final = "<redacted:valid>"  # the value carried the configured key
+# ... or "<redacted:valid:N>": the Nth of the keys it also accepts (config.also_accept)
 _SECRET_HEADERS: Final = frozenset({"authorization", "x-api-key", "x-goog-api-key", "api-key"})
 _HIDDEN_HEADERS: Final = frozenset({"cookie", "proxy-authorization"})
 _WS_KEY_PREFIX: Final = "openai-insecure-api-key."
@@ -58,17 +59,21 @@ class MockState:
         )
 
     def recorded(self) -> list[dict[str, Any]]:
-        key = self.config.api_key
-        return [_format(entry, key) for entry in list(self.log)]  # snapshot: thread-safe
+        keys = self.config.accepted
+        return [_format(entry, keys) for entry in list(self.log)]  # snapshot: thread-safe
 
 
-def _redact(value: str, key: str) -> str:
+def _redact(value: str, keys: tuple[str, ...]) -> str:
     if value[:7].lower() == "bearer ":
         value = value[7:]
-    return REDACTED_VALID if value.strip() == key else REDACTED
+    value = value.strip()
+    if value not in keys:
+        return REDACTED
+    place = keys.index(value)
+    return REDACTED_VALID if place == 0 else f"<redacted:valid:{place}>"
 
 
-def _redact_protocols(value: str, key: str) -> str:
+def _redact_protocols(value: str, key: tuple[str, ...]) -> str:
     parts = [p.strip() for p in value.split(",")]
     return ", ".join(
         _WS_KEY_PREFIX + _redact(p[len(_WS_KEY_PREFIX) :], key)
@@ -78,7 +83,7 @@ def _redact_protocols(value: str, key: str) -> str:
     )
 
 
-def _format(entry: _Entry, key: str) -> dict[str, Any]:
+def _format(entry: _Entry, key: tuple[str, ...]) -> dict[str, Any]:
     method, path, query_string, raw_headers, parsed, size = entry
     headers: dict[str, str] = {}
     for name, value in raw_headers.items():

@@ -31,6 +31,7 @@ from switchgate.relay.asgi import SSE_HEADERS, Receive, Scope, Send
 from switchgate.relay.gate import parse_json_object
 from switchgate.relay.passfilters import OpenAIUsageStripper
 from switchgate.relay.simple import Delivery, Exchange, MediaEndpoint, handle_media, openai_shaped
+from switchgate.relay.stream_check import STREAM_ENDS
 from switchgate.relay.upstream import UpstreamResponse, read_all
 from switchgate.state import AppState
 from switchgate.tokenizer import Tokenizer
@@ -112,6 +113,7 @@ class CompletionsExchange(Exchange):
                 pass_filter=None if self.request.wants_usage else OpenAIUsageStripper(),
                 in_band_errors=True,
                 guard=guard,
+                end=STREAM_ENDS["openai"],  # [DONE] or a finish_reason, as chat
             )
         finally:
             usage = complete_usage(tokenizer, prompts, meter.usage, meter.text)

@@ -45,6 +45,12 @@ from switchgate.relay.chat_route import finishing
 from switchgate.relay.disconnect import cancel_on_disconnect
 from switchgate.relay.gate import admit, bearer_token
 from switchgate.relay.outcome import Outcome
+from switchgate.relay.stream_check import (
+    End,
+    EventCheck,
+    unfinished_stream,
+    unreadable_event,
+)
 from switchgate.relay.upstream import UpstreamResponse, iter_body
 from switchgate.routing.channels import Channel
 from switchgate.state import AppState
@@ -82,15 +88,27 @@ class Delivery:
         pass_filter: PassFilter | None = None,
         in_band_errors: bool = False,
         guard: OutputGuard | None = None,
+        end: End | None = None,
     ) -> None:
         """Relay the upstream body chunk by chunk as it arrives. A failure after the start
         ends the response (with the dialect's in-band error event when `in_band_errors`);
         the caller bills in a `finally`. A `guard` (SSE streams only) stops an answer that
-        outgrows what its hold can grow to (billing/output_guard.py)."""
+        outgrows what its hold can grow to (billing/output_guard.py). With `end` (SSE
+        streams only) whole lines are forwarded and a stream that ends without its end
+        event, or with a garbled one, is an error (relay/stream_check.py)."""
         await self.responder.start(200, headers)
         sent = b"\n\n"
+        check = EventCheck(end) if end is not None else None
         try:
-            async for chunk in iter_body(response):
+            async for received in iter_body(response):
+                chunk = received
+                if check is not None:
+                    chunk, fine = check.feed(received)
+                    if not fine:
+                        await self._pass(chunk, meter, pass_filter)
+                        raise unreadable_event()
+                    if not chunk:
+                        continue  # a line not finished yet
                 if meter is not None:
                     meter(chunk)
                 if guard is not None and guard.due(len(chunk)) and ends_event(sent):
@@ -100,6 +118,11 @@ class Delivery:
                 if out:
                     self.outcome.first_byte()
                     await self.responder.chunk(out)
+            if check is not None:
+                rest = check.rest()
+                if not check.ended:
+                    raise unfinished_stream()
+                await self._pass(rest, meter, pass_filter)
             await self.responder.end(pass_filter.close() if pass_filter is not None else b"")
         except GatewayError as err:
             self.outcome.error = err
@@ -108,6 +131,18 @@ class Delivery:
                 await self.responder.end(tail)
             except ClientGone:
                 pass
+
+    async def _pass(
+        self, chunk: bytes, meter: Callable[[bytes], None] | None, pass_filter: PassFilter | None
+    ) -> None:
+        if not chunk:
+            return
+        if meter is not None:
+            meter(chunk)
+        out = pass_filter.feed(chunk) if pass_filter is not None else chunk
+        if out:
+            self.outcome.first_byte()
+            await self.responder.chunk(out)
 
 
 class Exchange:

@@ -61,10 +61,12 @@ def _debit(gw: Gateway, email: str, units: int) -> tuple[int, str]:
     return result.returncode, result.stderr
 
 
+@pytest.mark.timeout(150)  # a 20 s request in flight, then lease renewals
 def test_a_debit_below_what_requests_in_flight_hold_is_refused(short_leases: Gateway) -> None:
     gw = short_leases
     email, token = gw.new_user(balance_usd=10)
-    slow = threading.Thread(target=_slow_request, args=(gw, token, 6.0))
+    # Long enough to outlast two CLI runs and a console sign-in on a loaded machine.
+    slow = threading.Thread(target=_slow_request, args=(gw, token, 20.0))
     slow.start()
     try:
         time.sleep(1.0)  # the request holds its worst case now

@@ -202,6 +202,9 @@ def test_admin_dashboard_shows_the_whole_site(page: Any, site: Gateway) -> None:
     assert page.inner_text("#site-requests .value") == expected_requests
     assert page.locator("#site .chart canvas").count() == len(CHARTS)
     assert page.locator("#site-scope").count() == 1
+    page.set_viewport_size(PHONE)  # charts, captions, pickers and tables at phone width
+    page.wait_for_timeout(300)
+    assert horizontal_overflow(page) == 0
 
 
 def test_playground_renders_markdown_safely_and_shows_costs(page: Any, gateway: Gateway) -> None:

@@ -32,7 +32,7 @@ from tests.support import (
 )
 from tests.vertex_support import ServiceAccountKey, make_service_account, register, tokens_issued
 
-GEMINI, CLAUDE, EMBED = "vx-gemini", "vx-claude", "vx-embed"
+GEMINI, CLAUDE, EMBED, FAILOVER = "vx-gemini", "vx-claude", "vx-embed", "vx-failover"
 MODELS = [GEMINI, CLAUDE]
 WEATHER_SCHEMA = {
     "type": "object",
@@ -48,12 +48,28 @@ name = "vertex-main"
 kind = "vertex"
 base_url = "{mock_url}"
 key_env = "VERTEX_SA_JSON"
-models = ["{GEMINI}", "{CLAUDE}", "{EMBED}"]
+models = ["{GEMINI}", "{CLAUDE}", "{EMBED}", "{FAILOVER}"]
 options = {{ location = "us-east5" }}
 [channels.map]
 "{GEMINI}" = "gemini-2.5-flash"
 "{CLAUDE}" = "claude-sonnet-4-5@20250929"
 "{EMBED}" = "gemini-embedding-001"
+"{FAILOVER}" = "gemini-2.5-flash"
+
+[[channels]]
+name = "vertex-unknown-account"
+kind = "vertex"
+base_url = "{mock_url}"
+key_env = "VERTEX_UNKNOWN_SA_JSON"
+models = ["{FAILOVER}"]
+priority = 10
+
+[channels.map]
+"{FAILOVER}" = "gemini-2.5-flash"
+
+[prices."{FAILOVER}"]
+input = "0.3"
+output = "2.5"
 
 [prices."{GEMINI}"]
 input = "0.3"
@@ -86,6 +102,9 @@ def vertex_gateway(
     port = free_port()
     env = gateway_env(data_dir, None)
     env["VERTEX_SA_JSON"] = account.key
+    # a key the token endpoint does not know (never registered): its channel must fail over
+    unknown = make_service_account(mock_upstream.base_url, project="unknown-project")
+    env["VERTEX_UNKNOWN_SA_JSON"] = unknown.key
     proc = start_process(
         ["serve", "--port", str(port), "--config", str(config)],
         env,
@@ -95,7 +114,9 @@ def vertex_gateway(
     gw = Gateway(proc, mock_upstream.base_url, data_dir, None)
     yield gw
     proc.stop()
-    assert account.info["private_key"].splitlines()[1] not in proc.log_path.read_text()
+    log = proc.log_path.read_text()
+    for key in (account, unknown):
+        assert key.info["private_key"].splitlines()[1] not in log
 
 
 def _vertex_calls(gw: Gateway) -> list[dict[str, Any]]:
@@ -310,3 +331,54 @@ def test_cli_channel_with_options(
     (channel,) = asyncio.run(channels())
     assert channel.kind == "vertex" and channel.api_key == account.key
     assert channel.extra == {"location": "europe-west4", "project": "other-project"}
+
+
+def test_token_endpoint_refusal_fails_over(
+    vertex_gateway: Gateway, mock_upstream: Process, account: ServiceAccountKey
+) -> None:
+    """The higher-priority channel's key is unknown to the token endpoint: that attempt
+    fails as the channel's failure and the call is served by the other channel."""
+    _, token = vertex_gateway.new_user()
+    clear_mock_requests(vertex_gateway.mock_url)
+    issued = tokens_issued(mock_upstream.base_url, account)
+    for _ in range(3):
+        reply = _oai(vertex_gateway, token).chat.completions.create(
+            model=FAILOVER, messages=[{"role": "user", "content": "fail over"}]
+        )
+        assert "fail over" in (reply.choices[0].message.content or "")
+    paths = [c["path"] for c in _vertex_calls(vertex_gateway)]
+    assert len(paths) == 3 and all("/projects/vertex-e2e/" in p for p in paths)
+    asked = [r for r in mock_requests(vertex_gateway.mock_url) if r["path"] == "/token"]
+    granted = tokens_issued(mock_upstream.base_url, account) - issued
+    assert len(asked) > granted  # the unknown account asked, and was refused
+
+
+def test_embeddings(vertex_gateway: Gateway) -> None:
+    email, token = vertex_gateway.new_user()
+    before = vertex_gateway.balance(email)
+    clear_mock_requests(vertex_gateway.mock_url)
+    reply = _oai(vertex_gateway, token).embeddings.create(
+        model=EMBED, input=["first text", "second text here"], dimensions=32
+    )
+    assert [len(d.embedding) for d in reply.data] == [32, 32]
+    assert reply.usage.prompt_tokens == 5
+    calls = [c for c in _vertex_calls(vertex_gateway) if c["path"].endswith(":predict")]
+    assert len(calls) == 2 and all(len(c["json"]["instances"]) == 1 for c in calls)
+    assert wait_for(lambda: vertex_gateway.balance(email) < before)
+
+
+def test_genai_embed_content(vertex_gateway: Gateway) -> None:
+    _, token = vertex_gateway.new_user()
+    clear_mock_requests(vertex_gateway.mock_url)
+    sdk = _genai(vertex_gateway, token)  # keep a reference: a collected client closes
+    texts = ["a first document", "the second"]
+    result = sdk.models.embed_content(
+        model=EMBED,
+        contents=[types.Content(parts=[types.Part.from_text(text=t)]) for t in texts],
+        config=types.EmbedContentConfig(output_dimensionality=16),
+    )
+    assert result.embeddings is not None
+    assert [len(e.values or []) for e in result.embeddings] == [16, 16]
+    calls = [c for c in _vertex_calls(vertex_gateway) if c["path"].endswith(":predict")]
+    assert sorted(c["json"]["instances"][0]["content"] for c in calls) == sorted(texts)
+    assert all(c["json"]["parameters"] == {"outputDimensionality": 16} for c in calls)

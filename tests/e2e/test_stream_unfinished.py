@@ -101,7 +101,16 @@ def _responses(gw: Gateway, token: str, model: str) -> str:
     return "".join(getattr(e, "delta", "") for e in events if e.type.endswith("text.delta"))
 
 
+def _completions(gw: Gateway, token: str, model: str) -> str:
+    got: list[str] = []
+    with pytest.raises(openai.APIError, match="ended before the answer was finished"):
+        for chunk in _oai(gw, token).completions.create(model=model, prompt="hi", stream=True):
+            got += [c.text for c in chunk.choices]
+    return "".join(got)
+
+
 CLIENTS = {
+    "completions": _completions,
     "openai": _chat_openai,
     "anthropic": _chat_anthropic,
     "gemini": _chat_gemini,
@@ -118,6 +127,7 @@ CASES = [
     ("anthropic", "end-gpt"),
     ("gemini", "end-gpt"),
     ("responses", "end-claude"),
+    ("completions", "end-gpt"),  # the legacy endpoint, passed through
 ]
 
 

@@ -13,6 +13,7 @@ import aiohttp
 import pytest
 
 from switchgate import jsonutil
+from switchgate.billing.pricing import Price
 from switchgate.core.content import TextPart, ToolCallPart
 from switchgate.core.events import Finish, TextDelta, ToolCallStart, UsageUpdate
 from switchgate.core.request import ChatRequest, Message, Sampling, ToolSpec
@@ -306,6 +307,11 @@ async def test_channel_probe_authorizes_and_reaches_both_publishers(mock: MockUp
             channel = Channel(1, "vx", "vertex", mock.base_url, account.key, (model,))
             result = await probe_channel(client, kinds, channel, prices={}, timeout=10)
             assert result.ok and result.status == 200, result
+        embed = Channel(3, "vx3", "vertex", mock.base_url, account.key, ("text-embedding-005",))
+        prices = {"text-embedding-005": Price("text-embedding-005", kind="embedding")}
+        result = await probe_channel(client, kinds, embed, prices=prices, timeout=10)
+        assert result.ok and result.call == "embedding", result
+        assert mock.requests[-1]["path"].endswith("/text-embedding-005:predict")
         broken = Channel(2, "vx2", "vertex", mock.base_url, make_service_account("x").key, ("m",))
         result = await probe_channel(client, kinds, broken, prices={}, timeout=10)
         assert not result.ok and "PRIVATE KEY" not in str(result.as_dict())

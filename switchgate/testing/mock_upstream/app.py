@@ -66,7 +66,7 @@ def _add_routes(app: web.Application, state: MockState) -> None:
     presets = PresetModes(state)
     router.add_post("/presets/{vendor}/v1/chat/completions", presets.chat)
     router.add_post("/presets/{vendor}/v1/embeddings", presets.embeddings)
-    accounts = GoogleAccounts()  # Google's token endpoint and Vertex AI (google_token.py)
+    accounts = GoogleAccounts(state)  # Google's token endpoint and Vertex AI (google_token.py)
     router.add_post("/token", accounts.token)
     router.add_get("/_mock/google/service-accounts", accounts.list)
     router.add_post("/_mock/google/service-accounts", accounts.register)

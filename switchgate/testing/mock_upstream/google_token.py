@@ -31,6 +31,7 @@ from joserfc.jwk import RSAKey
 from switchgate import jsonutil
 
 from .httpkit import json_response
+from .state import MockState
 
 GOOGLE_TOKEN_URI: Final = "https://oauth2.googleapis.com/token"
 JWT_GRANT: Final = "urn:ietf:params:oauth:grant-type:jwt-bearer"
@@ -63,7 +64,8 @@ class Grant:
 class GoogleAccounts:
     """The registered service accounts and the access tokens issued to them."""
 
-    def __init__(self) -> None:
+    def __init__(self, state: MockState) -> None:
+        self.state = state  # token requests are recorded like any other (no body kept)
         self.accounts: dict[str, ServiceAccountRecord] = {}
         self.tokens: dict[str, Grant] = {}
 
@@ -77,6 +79,7 @@ class GoogleAccounts:
     # ------------------------------------------------------------ the token endpoint
 
     async def token(self, request: web.Request) -> web.Response:
+        await self.state.intake(request)
         form = dict(parse_qsl((await request.read()).decode(errors="replace")))
         if form.get("grant_type") != JWT_GRANT:
             return _refuse(

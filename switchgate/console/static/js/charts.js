@@ -33,10 +33,13 @@ function isolated(u, seriesIdx) {
   return out.length ? out : null;
 }
 
+// A caption's amount: the axis keeps two significant digits, a total keeps six below $1.
+const total = (format, v) => (format === fmt.usd && v > 0 && v < 1 ? `$${v.toLocaleString("en-US", { maximumSignificantDigits: 6 })}` : format(v));
+
 function totalsCaption(series, format) {
   const sums = series.map(s => ({ label: s.label, sum: s.values.reduce((a, v) => a + (v || 0), 0) }));
   return h("figcaption", { class: "chart-sum" }, "Totals: ", sums.map((s, i) => [i ? " · " : "",
-    h("span", { class: "sum", dataset: { series: s.label } }, `${s.label} `, h("data", { value: String(s.sum) }, format(s.sum)))]));
+    h("span", { class: "sum", dataset: { series: s.label } }, `${s.label} `, h("data", { value: String(s.sum) }, total(format, s.sum)))]));
 }
 
 export function timeChart({ label, times, series, format = fmt.count, step = 3600000, height = 220, totals = false }) {

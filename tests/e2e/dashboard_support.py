@@ -155,11 +155,18 @@ def check_charts(page: Any, scraped: Samples, requests: int, errors: int, spend:
     for name in CHARTS:
         assert figure[name].locator(".plot canvas").count() == 1, name
         assert figure[name].locator(".u-axis").count() >= 2, name  # readable DOM axes
-    # the lines in their colours: requests (indigo) and errors (red); latency p50 (cyan)
-    drawn = figure["Requests and errors over time"].evaluate(PIXELS, ["#4f46e5", "#d93025"])
-    assert all(n > 0 for n in drawn), drawn
-    drawn = figure["Latency p50 and p95 over time"].evaluate(PIXELS, ["#0891b2", "#c026d3"])
-    assert all(n > 0 for n in drawn), drawn
+    # every chart's series in its colour on the canvas (a lone hour is a dot, not a line)
+    colours = {
+        "Requests and errors over time": ["#4f46e5", "#d93025"],  # requests, errors
+        "Spend over time": ["#4f46e5"],  # the bars
+        "Latency p50 and p95 over time": ["#0891b2", "#c026d3"],
+        "Time to first token p50 and p95 over time": ["#0f9d58", "#b7791f"],
+        "Spend per model over time": ["#4f46e5", "#0f9d58", "#d93025"],  # three models
+        "Spend per channel over time": ["#4f46e5", "#0f9d58", "#d93025"],  # three channels
+    }
+    for name, wanted in colours.items():
+        drawn = figure[name].evaluate(PIXELS, wanted)
+        assert all(n > 0 for n in drawn), (name, dict(zip(wanted, drawn, strict=True)))
     totals = chart_totals(figure["Requests and errors over time"])
     assert totals == {"Requests": requests, "Errors": errors, "Stopped": 0}
     (spend_total,) = chart_totals(figure["Spend over time"]).values()

@@ -191,7 +191,7 @@ def test_openai_chat_is_signed_and_billed(gw: Gateway, user: tuple[str, str]) ->
     assert call["headers"]["x-amz-date"].endswith("Z")
     assert call["json"]["system"] == [{"text": "Be brief."}]
     assert call["json"]["inferenceConfig"] == {"maxTokens": 100, "temperature": 0.2}
-    assert before - gw.balance(email) == _cost(4, 7)
+    assert wait_for(lambda: before - gw.balance(email) == _cost(4, 7))  # settled after the reply
 
 
 def test_openai_stream_with_usage(gw: Gateway, user: tuple[str, str]) -> None:

@@ -3,7 +3,7 @@
 [settings]                 # any Settings field, e.g. port = 8080
 [[channels]]
 name = "openai-main"
-kind = "openai"            # openai | azure | anthropic | gemini | bedrock | cohere | jina ...
+kind = "openai"            # openai | azure | anthropic | gemini | bedrock | vertex | cohere ...
 base_url = "https://api.openai.com/v1"
 key_env = "OPENAI_API_KEY" # or: key = "sk-..."; none for ollama, vllm, lmstudio
 # or many keys, used in turn by weight: keys = ["sk-1", { key = "sk-2", weight = 3 }]

@@ -103,7 +103,7 @@ def _parser() -> argparse.ArgumentParser:
     cadd.add_argument(
         "--kind",
         required=True,
-        help="openai | azure | anthropic | gemini | bedrock | cohere | jina ...",
+        help="openai | azure | anthropic | gemini | bedrock | vertex | cohere | jina ...",
     )
     cadd.add_argument("--base-url", required=True)
     cadd.add_argument(

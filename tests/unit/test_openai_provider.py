@@ -1,14 +1,9 @@
-"""Golden tests for the OpenAI provider (tests/golden/openai_provider/*.json).
-
-Fixture kinds, by file-name prefix:
-  request_*   {"provider", "target", "request": IR}  -> the UpstreamRequest (body parsed)
-  response_*  an upstream chat.completion body        -> ChatResponse IR, or {"error": ...}
-  stream_*    upstream SSE text                       -> the IR events
-  classify    [{"status", "body"}]                     -> [GatewayError]
-Synthesised tool-call ids (`call_` + 24 hex) are written as "<synthesised>".
+"""The OpenAI provider (kind "openai") and Azure OpenAI (kind "azure") beyond their golden
+cases, which tests/unit/test_provider_conformance.py runs from
+tests/golden/openai_provider/ (the common fixture schema; azure cases say `"kind": "azure"`).
+Synthesised tool-call ids (`call_` + 24 hex) are written there as "<synthesised>".
 """
 
-import random
 import re
 from typing import Any
 
@@ -24,7 +19,7 @@ from switchgate.dialects.openai_chat import openai_chat_to_core_request
 from switchgate.errors import ErrorKind, GatewayError
 from switchgate.providers.base import Target
 from switchgate.providers.openai import AzureOpenAIProvider, OpenAIProvider
-from tests.unit._golden_ir import cases, dump, load
+from tests.unit._golden_ir import cases, load
 
 AREA = "openai_provider"
 SYNTHESISED = re.compile(r"^call_[0-9a-f]{24}$")
@@ -32,121 +27,32 @@ PROVIDERS = {"openai": OpenAIProvider(), "azure": AzureOpenAIProvider()}
 REQUEST = ChatRequest("gpt-4o", ())
 
 
-def _normalise(value: Any) -> Any:
-    if isinstance(value, dict):
-        return {k: _normalise(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [_normalise(v) for v in value]
-    if isinstance(value, str) and SYNTHESISED.match(value):
-        return "<synthesised>"
-    return value
-
-
-def _target(raw: dict[str, Any]) -> Target:
-    return Target(**raw)
-
-
-# --- what each fixture kind computes (a regenerator reuses these) -------------------------
-
-
-def compute_request(inp: dict[str, Any]) -> dict[str, Any]:
-    provider = PROVIDERS[inp["provider"]]
-    up = provider.build_chat_request(load(inp["request"]), _target(inp["target"]))
-    return {
-        "method": up.method,
-        "url": up.url,
-        "headers": up.headers,
-        "body": jsonutil.loads(up.body),
-    }
-
-
-def compute_response(body: Any) -> Any:
-    try:
-        resp = OpenAIProvider().parse_chat_response(jsonutil.dumps(body), REQUEST)
-    except GatewayError as err:
-        return {"error": dump(err)}
-    return _normalise(dump(resp))
-
-
-def decode_stream(data: bytes, pieces: list[bytes] | None = None) -> list[StreamEvent]:
+def decode_stream(data: bytes) -> list[StreamEvent]:
     decoder = OpenAIProvider().chat_stream_decoder(REQUEST)
-    events: list[StreamEvent] = []
-    for piece in pieces if pieces is not None else [data]:
-        events.extend(decoder.feed(piece))
-    events.extend(decoder.finish())
-    return events
+    return decoder.feed(data) + decoder.finish()
 
 
-def compute_stream(text: str) -> Any:
-    return _normalise(dump(decode_stream(text.encode())))
-
-
-def compute_classify(items: list[dict[str, Any]]) -> Any:
-    return [dump(OpenAIProvider().classify_error(i["status"], i["body"].encode())) for i in items]
-
-
-COMPUTE = {
-    "request": compute_request,
-    "response": compute_response,
-    "stream": compute_stream,
-    "classify": compute_classify,
-}
-
-
-def compute(name: str, inp: Any) -> Any:
-    return COMPUTE[name.split("_")[0]](inp)
+def _stream(name: str) -> bytes:
+    text: str = dict(cases(AREA, name))[name]["input"]["sse"]
+    return text.encode()
 
 
 def _ids(value: Any) -> str:
     return value if isinstance(value, str) else ""
 
 
-# --- golden comparisons ------------------------------------------------------------------
-
-
 @pytest.mark.parametrize(("name", "case"), cases(AREA, "request"), ids=_ids)
-def test_request_golden(name: str, case: dict[str, Any]) -> None:
-    inp, expected = case["input"], case["expected"]
-    up = PROVIDERS[inp["provider"]].build_chat_request(load(inp["request"]), _target(inp["target"]))
-    assert (up.method, up.url, up.headers) == (
-        expected["method"],
-        expected["url"],
-        expected["headers"],
-    )
-    assert up.body == jsonutil.dumps(expected["body"])  # exact bytes, key order included
-
-
-@pytest.mark.parametrize(("name", "case"), cases(AREA, "response"), ids=_ids)
-def test_response_golden(name: str, case: dict[str, Any]) -> None:
-    assert compute_response(case["input"]) == case["expected"]
-
-
-@pytest.mark.parametrize(("name", "case"), cases(AREA, "stream"), ids=_ids)
-def test_stream_golden(name: str, case: dict[str, Any]) -> None:
-    data = case["input"].encode()
-    whole = decode_stream(data)
-    assert _normalise(dump(whole)) == case["expected"]
-    # Same events however the bytes are split (ids compared after normalising).
-    bytewise = decode_stream(data, [data[i : i + 1] for i in range(len(data))])
-    assert _normalise(dump(bytewise)) == case["expected"]
-    rng = random.Random(name)
-    for _ in range(25):
-        cuts = sorted(rng.sample(range(1, len(data)), min(len(data) - 1, rng.randint(1, 12))))
-        pieces = [data[a:b] for a, b in zip([0, *cuts], [*cuts, len(data)], strict=True)]
-        assert _normalise(dump(decode_stream(data, pieces))) == case["expected"]
-
-
-def test_classify_golden() -> None:
-    [(_, case)] = cases(AREA, "classify")
-    assert compute_classify(case["input"]) == case["expected"]
-
-
-# --- behaviour beyond the fixtures --------------------------------------------------------
+def test_request_body_bytes_keep_the_key_order(name: str, case: dict[str, Any]) -> None:
+    """The conformance suite compares parsed bodies; the bytes keep the golden's order."""
+    inp, expected = case["input"], case["expected"]["upstream"]
+    provider = PROVIDERS[inp.get("kind", "openai")]
+    up = provider.build_chat_request(load(inp["request"]), Target(**inp["target"]))
+    assert up.body == jsonutil.dumps(expected["body"])
 
 
 def test_classified_errors_never_leak_keys_or_urls() -> None:
-    [(_, case)] = cases(AREA, "classify")
-    for item in case["input"]:
+    for _, case in cases(AREA, "classify"):
+        item = case["input"]
         err = OpenAIProvider().classify_error(item["status"], item["body"].encode())
         assert "sk-" not in err.message and "http" not in err.message, err.message
         assert "abc.def" not in err.message
@@ -157,9 +63,8 @@ def test_classified_errors_never_leak_keys_or_urls() -> None:
 
 
 def test_stream_events_fold_to_the_same_response_as_the_non_stream_body() -> None:
-    case = dict(cases(AREA, "stream_tool_calls"))["stream_tool_calls"]
     acc = Accumulator()
-    for event in decode_stream(case["input"].encode()):
+    for event in decode_stream(_stream("stream_tool_calls")):
         acc.add(event)
     resp = acc.response()
     assert [p.arguments for p in resp.parts if isinstance(p, ToolCallPart)] == [
@@ -170,8 +75,7 @@ def test_stream_events_fold_to_the_same_response_as_the_non_stream_body() -> Non
 
 
 def test_synthesised_stream_ids_are_stable_within_a_stream() -> None:
-    case = dict(cases(AREA, "stream_tool_quirks"))["stream_tool_quirks"]
-    events = decode_stream(case["input"].encode())
+    events = decode_stream(_stream("stream_tool_quirks"))
     ids = [e.id for e in events if isinstance(e, ToolCallStart)]
     assert ids[0] == "call_x" and SYNTHESISED.match(ids[1]) and ids[2] == "g1"
 
@@ -218,7 +122,7 @@ def test_azure_passthrough_uses_deployment_url_and_api_key() -> None:
 
 def test_usage_from_body() -> None:
     [(_, case)] = cases(AREA, "response_text")
-    usage = OpenAIProvider().usage_from_body(jsonutil.dumps(case["input"]))
+    usage = OpenAIProvider().usage_from_body(jsonutil.dumps(case["input"]["body"]))
     assert usage == Usage(input_tokens=20, output_tokens=5, cache_read_tokens=16)
     assert OpenAIProvider().usage_from_body(b"not json") is None
     assert OpenAIProvider().usage_from_body(b'{"choices": []}') is None
@@ -226,7 +130,7 @@ def test_usage_from_body() -> None:
 
 @pytest.mark.parametrize("name", ["stream_text", "stream_tool_calls", "stream_reasoning_deepseek"])
 def test_usage_meter_reads_usage_and_text_from_split_stream(name: str) -> None:
-    data = dict(cases(AREA, name))[name]["input"].encode()
+    data = _stream(name)
     meter = OpenAIProvider().usage_meter()
     for i in range(0, len(data), 7):
         meter.feed(data[i : i + 7])

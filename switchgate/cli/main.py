@@ -18,13 +18,13 @@ from switchgate.cli.bulk import add_bulk_commands, export_logs, generate_codes
 from switchgate.cli.catalogue import add_catalogue_commands, run_catalogue
 from switchgate.cli.channel_keys import add_key_commands, run_channel_keys
 from switchgate.cli.channel_test import CommandFailed, add_test_command, run_channel_test
-from switchgate.cli.config_file import ConfigError, apply_config, channel_options, read_config
+from switchgate.cli.config_file import ConfigError, apply_config, read_config
 from switchgate.cli.ops import Ops
 from switchgate.cli.prices import add_price_commands, run_prices
 from switchgate.cli.progress import Progress
 from switchgate.cli.secret_key import add_secret_key_commands, run_secret_key
 from switchgate.money import MoneyError, format_usd_exact, usd_to_units
-from switchgate.routing.channels import ChannelError
+from switchgate.routing.channels import ChannelError, channel_options
 from switchgate.routing.keys import KeySpec, parse_keys
 from switchgate.settings import Settings
 from switchgate.storage import migrate

@@ -24,6 +24,7 @@ from switchgate.cli.prices import add_price_commands, run_prices
 from switchgate.cli.progress import Progress
 from switchgate.cli.secret_key import add_secret_key_commands, run_secret_key
 from switchgate.money import MoneyError, format_usd_exact, usd_to_units
+from switchgate.providers.registry import kind_names
 from switchgate.routing.channels import ChannelError, channel_options
 from switchgate.routing.keys import KeySpec, parse_keys
 from switchgate.settings import Settings
@@ -103,7 +104,7 @@ def _parser() -> argparse.ArgumentParser:
     cadd.add_argument(
         "--kind",
         required=True,
-        help="openai | azure | anthropic | gemini | bedrock | vertex | cohere | jina ...",
+        help="one of: " + ", ".join(kind_names()) + " (docs/providers.md)",
     )
     cadd.add_argument("--base-url", required=True)
     cadd.add_argument(

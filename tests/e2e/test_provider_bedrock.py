@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import anthropic
+import httpx
 import openai
 import pytest
 from google import genai
@@ -511,3 +512,36 @@ def test_genai_embed_content_on_cohere(gw: Gateway, user: tuple[str, str]) -> No
     (call,) = _calls(gw)  # Cohere takes the batch in one InvokeModel call
     assert call["path"] == "/model/cohere.embed-english-v3/invoke"
     assert call["json"]["texts"] == ["first text", "second text"]
+
+
+# ---------------------------------------------------------------- console
+
+
+def test_console_edit_keeps_the_region(gw: Gateway, user: tuple[str, str]) -> None:
+    _, admin_token = gw.new_user(admin=True)
+    headers = {"authorization": f"Bearer {admin_token}"}
+
+    def listed() -> dict[str, Any]:
+        items = httpx.get(f"{gw.url}/api/channels", headers=headers).json()["items"]
+        return next(c for c in items if c["name"] == "bedrock-iam")
+
+    channel = listed()
+    assert channel["options"] == {"region": "us-west-2"}
+    edited = httpx.patch(
+        f"{gw.url}/api/channels/{channel['id']}", headers=headers, json={"priority": 1}
+    )
+    assert edited.status_code == 200, edited.text
+    assert listed()["options"] == {"region": "us-west-2"} and listed()["priority"] == 1
+    refused = httpx.patch(
+        f"{gw.url}/api/channels/{channel['id']}",
+        headers=headers,
+        json={"options": {"headers": "x"}},
+    )
+    assert refused.status_code == 400 and "setting of its own" in refused.text
+    _, token = user
+    reply = wait_for(
+        lambda: _oai(gw, token).chat.completions.create(
+            model=NOVA, messages=[{"role": "user", "content": "after the edit"}]
+        )
+    )
+    assert reply.choices[0].message.content == "Hello from mock! You said: after the edit"

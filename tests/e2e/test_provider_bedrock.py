@@ -467,6 +467,13 @@ def test_cli_channel_with_region_option_is_probed(bedrock_mock: Process, tmp_pat
     ok = run_cli(env, "channels", "test", "br")
     assert f"br: OK  chat {NOVA}" in ok.stdout
     assert "Hello from mock! You said: Say hello in three words." in ok.stdout
+    run_cli(env, "channels", "add", "br-embed", "--kind", "bedrock",
+            "--base-url", bedrock_mock.base_url, "--key", key, "--models", TITAN,
+            "--map", f"{TITAN}={UPSTREAM[TITAN]}", "--option", "region=eu-west-1")  # fmt: skip
+    run_cli(env, "prices", "set", TITAN, "--kind", "embedding", "--input", "0.02")
+    embedded = run_cli(env, "channels", "test", "br-embed")
+    assert f"br-embed: OK  embedding {TITAN}" in embedded.stdout
+    assert "embedding of 1024 dimensions" in embedded.stdout
     run_cli(env, "channels", "add", "br-noregion", "--kind", "bedrock",
             "--base-url", bedrock_mock.base_url, "--key", key, "--models", NOVA)  # fmt: skip
     failed = run_cli(env, "channels", "test", "br-noregion", check=False)

@@ -17,7 +17,7 @@ from switchgate.core.events import StreamError
 from switchgate.core.request import ChatRequest
 from switchgate.core.response import ChatResponse
 from switchgate.core.usage import Usage
-from switchgate.dialects.base import ChatDialect
+from switchgate.dialects.base import ChatDialect, KeepAlive
 from switchgate.errors import ErrorKind, GatewayError
 from switchgate.providers.base import Target, UpstreamRequest
 from switchgate.providers.capabilities import ChatProvider, NativeDialect
@@ -322,7 +322,7 @@ async def _translate_stream(
     encoder = call.dialect.stream_encoder(call.request)
     accumulator = Accumulator()
     outcome = call.outcome
-    keepalive = _KeepAlive(responder, getattr(encoder, "ping", None))
+    keepalive = _KeepAlive(responder, encoder.ping if isinstance(encoder, KeepAlive) else None)
     guard = call.output_guard(state.tokenizer, accumulator.text, lambda: accumulator.usage)
     delivered = False
     try:

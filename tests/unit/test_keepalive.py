@@ -9,7 +9,7 @@ from switchgate.dialects.anthropic_messages.dialect import AnthropicMessagesDial
 from switchgate.dialects.base import KeepAlive
 from switchgate.dialects.gemini_generate.dialect import GeminiGenerateDialect
 from switchgate.dialects.openai_chat.dialect import OpenAIChatDialect
-from switchgate.relay.chat import _KeepAlive
+from switchgate.relay.chat_stream import _KeepAlive
 
 REQUEST = ChatRequest("m", ())
 

@@ -11,7 +11,13 @@ from sqlalchemy.ext.asyncio import AsyncConnection
 from switchgate.audit.actions import Entry, record
 from switchgate.cli.ops import Ops
 from switchgate.routing.channels import ChannelError, load_channels
-from switchgate.routing.keys import ChannelKey, parse_cap, set_key_settings, set_key_status
+from switchgate.routing.keys import (
+    ChannelKey,
+    parse_cap,
+    parse_weight,
+    set_key_settings,
+    set_key_status,
+)
 from switchgate.storage.tables import channels
 
 
@@ -85,9 +91,7 @@ async def _key_limit(ops: Ops, args: argparse.Namespace) -> None:
     settings: dict[str, int | None] = {}
     try:
         if args.weight is not None:
-            if args.weight < 1:
-                raise ValueError("--weight must be at least 1")
-            settings["weight"] = args.weight
+            settings["weight"] = parse_weight(args.weight)
         if args.max_concurrency is not None:
             settings["max_concurrency"] = parse_cap("max_concurrency", args.max_concurrency)
         if args.rpm is not None:

@@ -3,7 +3,7 @@
 [settings]                 # any Settings field, e.g. port = 8080
 [[channels]]
 name = "openai-main"
-kind = "openai"            # openai | azure | anthropic | gemini | bedrock | cohere | jina ...
+kind = "openai"            # openai | azure | anthropic | gemini | bedrock | vertex | cohere ...
 base_url = "https://api.openai.com/v1"
 key_env = "OPENAI_API_KEY" # or: key = "sk-..."; none for ollama, vllm, lmstudio
 # or many keys, used in turn by weight: keys = ["sk-1", { key = "sk-2", weight = 3 }]
@@ -48,7 +48,7 @@ from switchgate.billing.prices import set_price
 from switchgate.money import per_million_to_unit_price, usd_to_units
 from switchgate.relay.paid_options import check_paid_options
 from switchgate.routing import fallbacks
-from switchgate.routing.channels import upsert_channel
+from switchgate.routing.channels import channel_options, upsert_channel
 from switchgate.routing.keys import KeySpec, parse_keys
 from switchgate.routing.limits import check_timeouts
 from switchgate.storage.db import Database
@@ -57,25 +57,6 @@ from switchgate.storage.secrets import SecretBox
 
 class ConfigError(ValueError):
     pass
-
-
-# channels.extra keys that have their own field or flag: an option may not set them.
-RESERVED_OPTIONS = frozenset({"headers", "api_version", "responses", "timeouts", "paid_options"})
-
-
-def channel_options(raw: Any) -> dict[str, str]:
-    """A channel's kind-specific settings (`options = {...}`, `--option KEY=VALUE`),
-    kept in channels.extra where the provider reads them as `Target.options`."""
-    if not isinstance(raw, dict):
-        raise ConfigError('options must be a table of NAME = "value"')
-    out: dict[str, str] = {}
-    for key, value in raw.items():
-        if key in RESERVED_OPTIONS:
-            raise ConfigError(f"option {key!r} has a setting of its own")
-        if not isinstance(value, str) or not value.strip():
-            raise ConfigError(f"option {key!r} must be a non-empty string")
-        out[str(key)] = value.strip()
-    return out
 
 
 def read_config(path: Path) -> dict[str, Any]:

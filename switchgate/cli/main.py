@@ -18,13 +18,14 @@ from switchgate.cli.bulk import add_bulk_commands, export_logs, generate_codes
 from switchgate.cli.catalogue import add_catalogue_commands, run_catalogue
 from switchgate.cli.channel_keys import add_key_commands, run_channel_keys
 from switchgate.cli.channel_test import CommandFailed, add_test_command, run_channel_test
-from switchgate.cli.config_file import ConfigError, apply_config, channel_options, read_config
+from switchgate.cli.config_file import ConfigError, apply_config, read_config
 from switchgate.cli.ops import Ops
 from switchgate.cli.prices import add_price_commands, run_prices
 from switchgate.cli.progress import Progress
 from switchgate.cli.secret_key import add_secret_key_commands, run_secret_key
 from switchgate.money import MoneyError, format_usd_exact, usd_to_units
-from switchgate.routing.channels import ChannelError
+from switchgate.providers.registry import kind_names
+from switchgate.routing.channels import ChannelError, channel_options
 from switchgate.routing.keys import KeySpec, parse_keys
 from switchgate.settings import Settings
 from switchgate.storage import migrate
@@ -103,7 +104,7 @@ def _parser() -> argparse.ArgumentParser:
     cadd.add_argument(
         "--kind",
         required=True,
-        help="openai | azure | anthropic | gemini | bedrock | cohere | jina ...",
+        help="one of: " + ", ".join(kind_names()) + " (docs/providers.md)",
     )
     cadd.add_argument("--base-url", required=True)
     cadd.add_argument(

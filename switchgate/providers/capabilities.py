@@ -4,7 +4,8 @@ implements the ones it serves and declares them in `ProviderKind.endpoints`:
 
     endpoint      protocol
     chat          ChatProvider (+ NativeDialect when it has a client dialect of its own)
-    embeddings    EmbeddingsProvider (translated) or OpenAIShaped (passed through)
+    embeddings    EmbeddingsProvider (translated; + ModelBatchLimit when the upstream
+                  model decides the batch size) or OpenAIShaped (passed through)
     images        OpenAIShaped
     audio         OpenAIShaped
     completions   OpenAIShaped

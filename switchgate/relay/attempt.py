@@ -42,7 +42,7 @@ from switchgate.routing.failures import (
     retry_after,
 )
 from switchgate.routing.health import Health, channel_subject, key_subject, model_subject
-from switchgate.routing.key_caps import AtCap, Slot, take_capped
+from switchgate.routing.key_caps import AtCap, Slot, all_capped, take_capped
 from switchgate.routing.keys import ChannelKey
 from switchgate.routing.limits import channel_limits
 from switchgate.routing.selector import plan
@@ -134,13 +134,7 @@ async def attempt(
         raise run.last_error
     if run.at_cap is not None:  # every candidate's keys were at their caps
         state.metrics.rate_limited.labels("key_cap").inc()
-        raise GatewayError(
-            ErrorKind.RATE_LIMITED,
-            f"Every upstream key for the model '{model}' is at its concurrency or "
-            "requests-per-minute cap; retry shortly.",
-            code="rate_limit_exceeded",
-            retry_after=max(1, math.ceil(run.at_cap)),
-        )
+        raise all_capped(model, run.at_cap)
     raise (no_channel or _no_channel(model))()
 
 

@@ -41,6 +41,7 @@ from switchgate.relay.realtime_session import RealtimeSession
 from switchgate.routing.channels import Channel
 from switchgate.routing.failures import key_refused
 from switchgate.routing.health import channel_subject, model_subject
+from switchgate.routing.key_caps import AtCap, Slot, all_capped, take_capped
 from switchgate.routing.selector import plan
 from switchgate.state import AppState
 
@@ -79,9 +80,17 @@ async def _deny(scope: Scope, send: Send, err: GatewayError) -> None:
         await send({"type": "websocket.close", "code": 1008, "reason": err.message[:120]})
 
 
+# How long a session's slot on a capped key is leased in Redis (released when the session
+# ends; this bounds only a slot left behind by a process that died). Upstream realtime
+# sessions end within an hour.
+SESSION_SLOT_SECONDS: Final = 3600.0
+
+
 async def _connect_upstream(
     state: AppState, model: str, headers: dict[str, str]
-) -> tuple["aiohttp.ClientWebSocketResponse", Channel, str]:
+) -> tuple["aiohttp.ClientWebSocketResponse", Channel, str, Slot | None]:
+    """The upstream WebSocket, its channel and model, and the slot the session holds on
+    a capped key (release it when the session ends)."""
     apis: dict[str, RealtimeProvider] = {}
     for name, kind in state.kinds.items():
         api = kind.realtime()
@@ -89,10 +98,26 @@ async def _connect_upstream(
             apis[name] = api
     channels = [c for c in state.catalog.channels_by_model.get(model, ()) if c.kind in apis]
     last_error: GatewayError | None = None
+    at_cap: float | None = None
     for channel in plan(tuple(channels), state.health, state.rng, model):
         key = state.keys.pick(channel.id, channel.key_list(), state.health)
         if key is None:
             continue  # every key of the channel is disabled
+        slot = None
+        if key.capped:  # a session counts as one call in flight for its whole length
+            taken = await take_capped(
+                state.keys,
+                state.key_caps,
+                channel.id,
+                channel.key_list(),
+                state.health,
+                key,
+                SESSION_SLOT_SECONDS,
+            )
+            if isinstance(taken, AtCap):
+                at_cap = taken.wait if at_cap is None else min(at_cap, taken.wait)
+                continue
+            key, slot = taken
         target = target_for(channel, model, key.key)
         api = apis[channel.kind]
         try:
@@ -101,7 +126,11 @@ async def _connect_upstream(
             if "openai-beta" in headers:
                 upstream_headers["openai-beta"] = headers["openai-beta"]
             ws = await state.upstream.ws_connect(api.realtime_url(target), upstream_headers)
-        except GatewayError as err:
+        except BaseException as err:
+            if slot is not None:
+                slot.release()
+            if not isinstance(err, GatewayError):
+                raise
             record_failure(state.health, Candidate(channel, target, key.position), model, err)
             if key_refused(err):
                 reason = f"HTTP {err.upstream_status}: {err.message}"
@@ -109,9 +138,12 @@ async def _connect_upstream(
             last_error = err
             continue
         state.health.success(channel_subject(channel.id), model_subject(channel.id, model))
-        return ws, channel, target.upstream_model
+        return ws, channel, target.upstream_model, slot
     if last_error is not None:
         raise last_error
+    if at_cap is not None:
+        state.metrics.rate_limited.labels("key_cap").inc()
+        raise all_capped(model, at_cap)
     raise GatewayError(
         ErrorKind.NOT_FOUND,
         f"The model '{model}' is not available over the Realtime API.",
@@ -149,23 +181,25 @@ async def serve(state: AppState, scope: Scope, receive: Receive, send: Send) -> 
         # session settles each response's charge and holds again; what is still held
         # when it ends is given back here, however it ends.
         async with reservation.reserve(hold):
-            upstream, channel, upstream_model = await _connect_upstream(state, model, headers)
-            session = RealtimeSession(state, principal, price, hold, reservation, receive, send)
-            session.model, session.upstream_model, session.channel, session.ip = (
-                model,
-                upstream_model,
-                channel,
-                ip,
-            )
-            session.token = token
-            session.minimum_hold_tokens = SESSION_HOLD_INPUT_TOKENS
+            upstream, channel, upstream_model, slot = await _connect_upstream(state, model, headers)
             try:
+                session = RealtimeSession(state, principal, price, hold, reservation, receive, send)
+                session.model, session.upstream_model, session.channel, session.ip = (
+                    model,
+                    upstream_model,
+                    channel,
+                    ip,
+                )
+                session.token = token
+                session.minimum_hold_tokens = SESSION_HOLD_INPUT_TOKENS
                 subprotocol = "realtime" if "realtime" in offered else None
                 accepted = True
                 await send({"type": "websocket.accept", "subprotocol": subprotocol})
                 await session.run(upstream)
             finally:
                 await upstream.close()
+                if slot is not None:
+                    slot.release()
     except GatewayError as err:  # before the accept: the balance or every upstream refused
         if accepted:
             raise

@@ -19,6 +19,31 @@ class ChannelError(ValueError):
     pass
 
 
+# channels.extra keys that have a field or flag of their own: an option may not set them.
+RESERVED_OPTIONS = frozenset({"headers", "api_version", "responses", "timeouts", "paid_options"})
+
+
+def channel_options(raw: Any) -> dict[str, str]:
+    """A channel's kind-specific settings (config `options = {...}`, CLI `--option
+    NAME=VALUE`, the console's `options`), kept in channels.extra where the provider
+    reads them as `Target.options` (bedrock: region; vertex: project, location...)."""
+    if not isinstance(raw, Mapping):
+        raise ChannelError('options must be a table of NAME = "value"')
+    out: dict[str, str] = {}
+    for key, value in raw.items():
+        if key in RESERVED_OPTIONS:
+            raise ChannelError(f"option {key!r} has a setting of its own")
+        if not isinstance(value, str) or not value.strip():
+            raise ChannelError(f"option {key!r} must be a non-empty string")
+        out[str(key)] = value.strip()
+    return out
+
+
+def options_of(extra: Mapping[str, Any]) -> dict[str, str]:
+    """The kind-specific settings among a channel's extra settings."""
+    return {k: v for k, v in extra.items() if k not in RESERVED_OPTIONS and isinstance(v, str)}
+
+
 @dataclass(frozen=True, slots=True)
 class Channel:
     id: int

@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
 
+from switchgate.errors import ErrorKind, GatewayError
 from switchgate.routing.health import Health
 from switchgate.routing.keys import ChannelKey, KeyPicker
 
@@ -176,6 +177,17 @@ class KeyCaps:
             await self._redis.zrem(name, lease)
         except (RedisError, OSError) as exc:
             log.warning("could not free a key's slot in Redis (%s); it expires by itself", exc)
+
+
+def all_capped(model: str, wait: float) -> GatewayError:
+    """The client's 429 when every candidate for `model` was at its keys' caps."""
+    return GatewayError(
+        ErrorKind.RATE_LIMITED,
+        f"Every upstream key for the model '{model}' is at its concurrency or "
+        "requests-per-minute cap; retry shortly.",
+        code="rate_limit_exceeded",
+        retry_after=max(1, math.ceil(wait)),
+    )
 
 
 async def take_capped(

@@ -62,12 +62,21 @@ class KeySpec(NamedTuple):
 CAP_NAMES = ("max_concurrency", "rpm")
 
 
+MAX_SETTING = 1_000_000  # the largest weight or cap a key takes (fits any integer column)
+
+
 def parse_cap(name: str, value: Any) -> int | None:
     """A per-key cap: a whole number of at least 1, or None (0 and null mean none)."""
-    if value is None or value == 0:
+    if value is None or (value == 0 and not isinstance(value, bool)):
         return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        raise ValueError(f"a key's {name} must be a whole number of at least 1 (0: none)")
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_SETTING:
+        raise ValueError(f"a key's {name} must be a whole number from 1 to {MAX_SETTING} (0: none)")
+    return value
+
+
+def parse_weight(value: Any) -> int:
+    if isinstance(value, bool) or not isinstance(value, int) or not 1 <= value <= MAX_SETTING:
+        raise ValueError(f"a key's weight must be a whole number from 1 to {MAX_SETTING}")
     return value
 
 
@@ -83,12 +92,9 @@ def parse_keys(values: Sequence[object]) -> list[KeySpec]:
             unknown = set(value) - {"key", "weight", *CAP_NAMES}
             if unknown:
                 raise ValueError(f"unknown key setting {sorted(unknown)[0]!r}")
-            weight = value.get("weight", 1)
-            if isinstance(weight, bool) or not isinstance(weight, int) or weight < 1:
-                raise ValueError("a key's weight must be a whole number of at least 1")
             spec = KeySpec(
                 value["key"].strip(),
-                weight,
+                parse_weight(value.get("weight", 1)),
                 parse_cap("max_concurrency", value.get("max_concurrency")),
                 parse_cap("rpm", value.get("rpm")),
             )

@@ -14,6 +14,7 @@ import anthropic
 import httpx
 import openai
 import pytest
+import websockets.exceptions
 
 from tests.conftest import Gateway
 from tests.e2e.routing_support import Upstream, start_gateway, upstream_pair
@@ -46,6 +47,17 @@ kind = "openai"
 base_url = "{fallback}/v1"
 keys = [{{ key = "{FALLBACK_KEY}", rpm = 3 }}]
 models = ["rpm-gpt"]
+
+[[channels]]
+name = "rt-capped"
+kind = "openai"
+base_url = "{fallback}/v1"
+keys = [{{ key = "{FALLBACK_KEY}", max_concurrency = 1 }}]
+models = ["rt-gpt"]
+
+[prices."rt-gpt"]
+input = "1"
+output = "2"
 
 [prices."cap-gpt"]
 input = "1"
@@ -181,3 +193,30 @@ def test_an_rpm_cap_holds_for_the_minute(setup: tuple[Gateway, Upstream, Upstrea
     wait = int(refused.value.response.headers["retry-after"])
     assert 50 <= wait <= 60, wait
     assert len(carried(fallback, "rpm-gpt")) == 3  # the 4th never reached the upstream
+
+
+def test_a_realtime_session_holds_its_slot_until_it_ends(
+    setup: tuple[Gateway, Upstream, Upstream],
+) -> None:
+    gw, _, _ = setup
+    _, token = gw.new_user(balance_usd=5)
+    sdk = openai.OpenAI(base_url=f"{gw.url}/v1", api_key=token, max_retries=0, timeout=30)
+    with sdk.realtime.connect(model="rt-gpt") as first:
+        assert first.recv().type == "session.created"
+        with (
+            pytest.raises(websockets.exceptions.InvalidStatus) as refused,
+            sdk.realtime.connect(model="rt-gpt"),
+        ):
+            pass
+        assert refused.value.response.status_code == 429
+        assert refused.value.response.headers["retry-after"] == "1"
+    # the first session ended: its slot is free again
+    assert wait_for(lambda: _opens(sdk), timeout=5)
+
+
+def _opens(sdk: openai.OpenAI) -> bool:
+    try:
+        with sdk.realtime.connect(model="rt-gpt") as session:
+            return session.recv().type == "session.created"
+    except websockets.exceptions.InvalidStatus:
+        return False

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import anthropic
+import httpx
 import openai
 import pytest
 from google import genai
@@ -466,6 +467,13 @@ def test_cli_channel_with_region_option_is_probed(bedrock_mock: Process, tmp_pat
     ok = run_cli(env, "channels", "test", "br")
     assert f"br: OK  chat {NOVA}" in ok.stdout
     assert "Hello from mock! You said: Say hello in three words." in ok.stdout
+    run_cli(env, "channels", "add", "br-embed", "--kind", "bedrock",
+            "--base-url", bedrock_mock.base_url, "--key", key, "--models", TITAN,
+            "--map", f"{TITAN}={UPSTREAM[TITAN]}", "--option", "region=eu-west-1")  # fmt: skip
+    run_cli(env, "prices", "set", TITAN, "--kind", "embedding", "--input", "0.02")
+    embedded = run_cli(env, "channels", "test", "br-embed")
+    assert f"br-embed: OK  embedding {TITAN}" in embedded.stdout
+    assert "embedding of 1024 dimensions" in embedded.stdout
     run_cli(env, "channels", "add", "br-noregion", "--kind", "bedrock",
             "--base-url", bedrock_mock.base_url, "--key", key, "--models", NOVA)  # fmt: skip
     failed = run_cli(env, "channels", "test", "br-noregion", check=False)
@@ -511,3 +519,48 @@ def test_genai_embed_content_on_cohere(gw: Gateway, user: tuple[str, str]) -> No
     (call,) = _calls(gw)  # Cohere takes the batch in one InvokeModel call
     assert call["path"] == "/model/cohere.embed-english-v3/invoke"
     assert call["json"]["texts"] == ["first text", "second text"]
+
+
+# ---------------------------------------------------------------- console
+
+
+def test_console_edit_keeps_the_region(gw: Gateway, user: tuple[str, str]) -> None:
+    _, admin_token = gw.new_user(admin=True)
+    headers = {"authorization": f"Bearer {admin_token}"}
+
+    def listed() -> dict[str, Any]:
+        items = httpx.get(f"{gw.url}/api/channels", headers=headers).json()["items"]
+        return next(c for c in items if c["name"] == "bedrock-iam")
+
+    channel = listed()
+    assert channel["options"] == {"region": "us-west-2"}
+    edited = httpx.patch(
+        f"{gw.url}/api/channels/{channel['id']}", headers=headers, json={"priority": 1}
+    )
+    assert edited.status_code == 200, edited.text
+    assert listed()["options"] == {"region": "us-west-2"} and listed()["priority"] == 1
+    refused = httpx.patch(
+        f"{gw.url}/api/channels/{channel['id']}",
+        headers=headers,
+        json={"options": {"headers": "x"}},
+    )
+    assert refused.status_code == 400 and "setting of its own" in refused.text
+    _, token = user
+    reply = wait_for(
+        lambda: _oai(gw, token).chat.completions.create(
+            model=NOVA, messages=[{"role": "user", "content": "after the edit"}]
+        )
+    )
+    assert reply.choices[0].message.content == "Hello from mock! You said: after the edit"
+
+
+def test_openai_responses_api(gw: Gateway, user: tuple[str, str]) -> None:
+    _, token = user
+    client = _oai(gw, token)
+    reply = client.responses.create(model=NOVA, input="hello responses", max_output_tokens=50)
+    assert reply.output_text == "Hello from mock! You said: hello responses"
+    assert reply.usage is not None and reply.usage.input_tokens == 2
+    with client.responses.stream(model=LLAMA, input="streamed responses") as stream:
+        text = "".join(e.delta for e in stream if e.type == "response.output_text.delta")
+    assert text == "Hello from mock! You said: streamed responses"
+    assert [c["path"].rsplit("/", 1)[-1] for c in _calls(gw)] == ["converse", "converse-stream"]

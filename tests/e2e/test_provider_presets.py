@@ -49,9 +49,12 @@ name = "preset-mistral"
 kind = "mistral"
 base_url = "{mock}/presets/mistral/v1"
 key = "mock-key"
-models = ["mistral-mock", "magistral-mock"]
-map = {{ "mistral-mock" = "mistral-large-latest", "magistral-mock" = "magistral-medium-latest" }}
+models = ["mistral-mock", "magistral-mock", "mistral-embed-mock"]
 options = {{ safe_prompt = "true" }}
+[channels.map]
+"mistral-mock" = "mistral-large-latest"
+"magistral-mock" = "magistral-medium-latest"
+"mistral-embed-mock" = "mistral-embed"
 
 [[channels]]
 name = "preset-ollama"
@@ -69,6 +72,10 @@ models = ["groq-mock"]
 map = {{ "groq-mock" = "llama-3.3-70b-versatile" }}
 
 [prices."ollama-embed"]
+kind = "embedding"
+input = "1"
+
+[prices."mistral-embed-mock"]
 kind = "embedding"
 input = "1"
 
@@ -378,6 +385,8 @@ def test_cli_adds_preset_channels(gw: Gateway) -> None:
         assert reply.choices[0].message.content.startswith("Hello from mock")
     assert _sent(gw, "mistral")[-1]["json"]["safe_prompt"] is True
     assert "authorization" not in _sent(gw, "ollama")[-1]["headers"]
+    probed = run_cli(gw.env, "channels", "test", "cli-ollama").stdout
+    assert "cli-ollama: OK" in probed, probed
 
 
 def _try_chat(sdk: openai.OpenAI, model: str) -> Any:
@@ -388,3 +397,20 @@ def _try_chat(sdk: openai.OpenAI, model: str) -> Any:
         )
     except openai.NotFoundError:
         return None
+
+
+def test_embeddings_through_presets(gw: Gateway) -> None:
+    """Embeddings are translated per call: Ollama's without a key, Mistral's with its own
+    field for the size (`dimensions` would be a 422 there); billed per input token."""
+    email, token = gw.new_user()
+    sdk = _oai(gw, token)
+    clear_mock_requests(gw.mock_url)
+    for model in ("ollama-embed", "mistral-embed-mock"):
+        reply = sdk.embeddings.create(model=model, input=["a b", "c d e"], dimensions=4)
+        assert [len(d.embedding) for d in reply.data] == [4, 4]
+        assert reply.usage.prompt_tokens == 5
+    ollama, mistral = _sent(gw, "ollama")[-1], _sent(gw, "mistral")[-1]
+    assert "authorization" not in ollama["headers"] and ollama["json"]["dimensions"] == 4
+    assert mistral["json"]["output_dimension"] == 4 and "dimensions" not in mistral["json"]
+    rows = _billed(gw, email, 2)
+    assert [r["input_tokens"] for r in rows] == [5, 5]

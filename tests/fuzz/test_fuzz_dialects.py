@@ -8,6 +8,7 @@ a few seconds in all); docs/security.md gives the longer run."""
 import json
 import os
 from collections.abc import Callable
+from dataclasses import replace
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
@@ -25,6 +26,7 @@ from switchgate.providers.base import Target
 from switchgate.providers.cohere import CohereProvider
 from switchgate.providers.gemini import GeminiProvider
 from switchgate.providers.openai import OpenAIProvider
+from switchgate.providers.vertex import VertexProvider
 
 EXAMPLES = int(os.environ.get("SWITCHGATE_FUZZ_EXAMPLES", "60"))
 FUZZ = settings(
@@ -46,8 +48,20 @@ PROVIDERS = {
     "anthropic": AnthropicProvider(),
     "gemini": GeminiProvider(),
     "cohere": CohereProvider(),
+    "vertex": VertexProvider(),
 }
 TARGET = Target("http://127.0.0.1:9/v1", "k", "fuzz-upstream")
+# Targets as a kind's Authorizer completes them (vertex: a bearer token, both publishers).
+_VERTEX = Target(
+    "http://127.0.0.1:9",
+    "k",
+    "fuzz-upstream",
+    {"authorization": "Bearer t"},
+    options={"project": "p"},
+)
+TARGETS: dict[str, tuple[Target, ...]] = {
+    "vertex": (_VERTEX, replace(_VERTEX, upstream_model="claude-fuzz@1")),
+}
 
 scalars = st.none() | st.booleans() | st.integers(-(2**70), 2**70) | st.floats() | st.text()
 json_values = st.recursive(
@@ -125,13 +139,14 @@ def _decode(name: str, body: Any) -> ChatRequest | None:
 
 
 def _translate(request: ChatRequest) -> None:
-    for provider in PROVIDERS.values():
-        try:
-            built = provider.build_chat_request(request, TARGET)
-        except GatewayError:
-            continue
-        if built.body is not None:
-            jsonutil.loads(built.body)  # what goes upstream is JSON
+    for name, provider in PROVIDERS.items():
+        for target in TARGETS.get(name, (TARGET,)):
+            try:
+                built = provider.build_chat_request(request, target)
+            except GatewayError:
+                continue
+            if built.body is not None:
+                jsonutil.loads(built.body)  # what goes upstream is JSON
 
 
 @FUZZ

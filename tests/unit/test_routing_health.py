@@ -147,6 +147,8 @@ def test_keys_are_used_in_weighted_turns_skipping_disabled_and_open_ones() -> No
         [{"key": "k", "weight": 0}],
         [3],
         [{"key": "k", "rpm": -1}],
+        [{"key": "k", "rpm": 10**10}],
+        [{"key": "k", "weight": 10**10}],
         [{"key": "k", "max_concurrency": True}],
         [{"key": "k", "burst": 3}],
     ):

@@ -21,6 +21,7 @@ from switchgate.routing.keys import (
     add_key,
     parse_cap,
     parse_keys,
+    parse_weight,
     remove_key,
     set_key_settings,
     set_key_status,
@@ -74,10 +75,7 @@ def _settings(body: dict[str, Any]) -> dict[str, int | None]:
     out: dict[str, int | None] = {}
     try:
         if "weight" in body:
-            weight = body["weight"]
-            if isinstance(weight, bool) or not isinstance(weight, int) or weight < 1:
-                raise ValueError("a key's weight must be a whole number of at least 1")
-            out["weight"] = weight
+            out["weight"] = parse_weight(body["weight"])
         for name in CAP_NAMES:
             if name in body:
                 out[name] = parse_cap(name, body[name])

@@ -17,7 +17,9 @@ from switchgate.providers.registry import kind_names
 from switchgate.relay.paid_options import check_paid_options
 from switchgate.relay.probe import probe_channel
 from switchgate.routing.channels import (
+    channel_options,
     load_channels,
+    options_of,
     set_channel_status,
     upsert_channel,
 )
@@ -37,6 +39,11 @@ CHANNEL_FIELDS = {
     "weight": INT,
     "headers": {"type": "object", "additionalProperties": STR},
     "api_version": STR,
+    "options": {
+        "type": "object",
+        "additionalProperties": STR,
+        "description": "the kind's own settings, e.g. bedrock: region (docs/providers.md)",
+    },
     "enabled": BOOL,
 }
 
@@ -78,6 +85,7 @@ async def list_channels(request: Request, actor: Actor) -> dict[str, Any]:
                 "headers": dict(c.extra.get("headers", {})),
                 "api_version": c.extra.get("api_version"),
                 "paid_options": list(c.extra.get("paid_options", ())),
+                "options": options_of(c.extra),
                 **channel_health(breakers, c.id),
                 "keys": [key_view(k, c.id, breakers) for k in c.key_list()],
                 "last_error": errors[c.id].message if c.id in errors else None,
@@ -124,6 +132,7 @@ async def _save(request: Request, body: dict[str, Any], current: Any | None) -> 
         extra["api_version"] = str(merged["api_version"])
     if merged.get("paid_options"):
         extra["paid_options"] = check_paid_options(merged["paid_options"])
+    extra.update(channel_options(_str_map(merged.get("options"), "options")))  # kept on edits
     async with state.db.begin() as conn:
         channel_id, _ = await upsert_channel(
             conn,
@@ -175,6 +184,7 @@ async def _current(request: Request, channel_id: int) -> dict[str, Any]:
         "headers": dict(c.extra.get("headers", {})),
         "api_version": c.extra.get("api_version"),
         "paid_options": list(c.extra.get("paid_options", ())),
+        "options": options_of(c.extra),
     }
 
 

@@ -552,3 +552,15 @@ def test_console_edit_keeps_the_region(gw: Gateway, user: tuple[str, str]) -> No
         )
     )
     assert reply.choices[0].message.content == "Hello from mock! You said: after the edit"
+
+
+def test_openai_responses_api(gw: Gateway, user: tuple[str, str]) -> None:
+    _, token = user
+    client = _oai(gw, token)
+    reply = client.responses.create(model=NOVA, input="hello responses", max_output_tokens=50)
+    assert reply.output_text == "Hello from mock! You said: hello responses"
+    assert reply.usage is not None and reply.usage.input_tokens == 2
+    with client.responses.stream(model=LLAMA, input="streamed responses") as stream:
+        text = "".join(e.delta for e in stream if e.type == "response.output_text.delta")
+    assert text == "Hello from mock! You said: streamed responses"
+    assert [c["path"].rsplit("/", 1)[-1] for c in _calls(gw)] == ["converse", "converse-stream"]

@@ -37,11 +37,11 @@ from switchgate.providers.embed_batches import GEMINI_BATCH_LIMIT
 from switchgate.providers.forward import forward_json
 from switchgate.providers.gemini_address import action_url, model_path, request_headers
 from switchgate.providers.gemini_embed import build_embed_request, parse_embed_response
+from switchgate.providers.gemini_errors import classify_gemini_error
 from switchgate.providers.gemini_schema import clean_schema
 from switchgate.providers.gemini_stream import (
     GeminiStreamDecoder,
     GeminiUsageMeter,
-    classify_gemini_error,
     gemini_usage_from_body,
     parse_gemini_response,
 )

@@ -29,6 +29,9 @@ SCOPE: Final = "https://www.googleapis.com/auth/cloud-platform"
 TOKEN_URI: Final = "https://oauth2.googleapis.com/token"
 REFRESH_MARGIN: Final = datetime.timedelta(minutes=5)  # refresh this long before expiry
 TOKEN_TIMEOUT: Final = 15.0  # seconds for one token endpoint request
+# Seconds one refresh may take in all (google-auth retries a 5xx with backoff inside its
+# synchronous call): past it the call fails over; the worker thread finishes on its own.
+REFRESH_BUDGET: Final = 30.0
 _REQUIRED: Final = ("client_email", "private_key")
 
 Clock = Callable[[], datetime.datetime]
@@ -140,10 +143,12 @@ class TokenCache:
         clock: Clock = _utcnow,
         margin: datetime.timedelta = REFRESH_MARGIN,
         transport: Callable[[], Any] = _transport,
+        budget: float = REFRESH_BUDGET,
     ) -> None:
         self._clock = clock
         self._margin = margin
         self._transport = transport
+        self._budget = budget
         self._entries: dict[str, _Entry] = {}
 
     def _entry(self, key: str, account: ServiceAccount) -> _Entry:
@@ -184,9 +189,15 @@ class TokenCache:
         request = self._transport()
         entry.refreshes += 1
         try:
-            await asyncio.to_thread(entry.credentials.refresh, request)
+            refresh = asyncio.to_thread(entry.credentials.refresh, request)
+            await asyncio.wait_for(refresh, self._budget)
         except (exceptions.RefreshError, exceptions.TransportError) as exc:
             raise _refresh_failure(entry.account, exc) from None
+        except TimeoutError:
+            raise _channel_error(
+                f"vertex: the token endpoint of service account {entry.account.email} "
+                f"did not answer within {self._budget:g} s"
+            ) from None
 
     def refreshes(self, key: str) -> int:
         """How many times `key`'s token was fetched (for tests and diagnostics)."""

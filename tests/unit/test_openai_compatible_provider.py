@@ -1,17 +1,12 @@
 """OpenAI-compatible presets (providers/openai_compatible.py, openai_presets.py).
 
-Goldens (tests/golden/openai_compatible_provider/*.json, each naming its `preset`):
-  request_*   input {"preset", "request": IR, "target"} -> expected {"upstream"} or {"error"}
-  response_*  input {"preset", "body", "request"?}      -> expected {"response"}
-  stream_*    input {"preset", "sse": [data lines]}      -> expected {"events"}
-  classify_*  input {"preset", "status", "body"}         -> expected GatewayError
-
-Then every preset against the fake upstream's preset mode (mock_upstream/presets.py),
+The goldens (tests/golden/<preset>_provider/) are run by the conformance suite
+(tests/unit/test_provider_conformance.py). Here: the preset table, and every preset
+against the fake upstream's preset mode (mock_upstream/presets.py),
 which refuses what the vendor refuses: the adapter's requests must pass, and the plain
 OpenAI body (what a preset without its quirks would send) must not.
 """
 
-import random
 import re
 from collections.abc import AsyncIterator
 from typing import Any
@@ -105,55 +100,9 @@ def test_short_ids_are_stable_nine_alphanumerics() -> None:
     assert short_id("call_abc") == short_id("call_abc") != short_id("call_abd")
 
 
-# --- goldens ----------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize("case", _ids("request"))
-def test_build_chat_request(case: dict[str, Any]) -> None:
-    given = case["input"]
-    request, target = load(given["request"]), Target(**given["target"])
-    if "error" in case["expected"]:
-        with pytest.raises(GatewayError) as info:
-            _provider(case).build_chat_request(request, target)
-        assert _error(info.value) == case["expected"]["error"]
-        return
-    assert (
-        _upstream(_provider(case).build_chat_request(request, target))
-        == case["expected"]["upstream"]
-    )
-
-
-@pytest.mark.parametrize("case", _ids("response"))
-def test_parse_chat_response(case: dict[str, Any]) -> None:
-    given = case["input"]
-    request = load(given["request"]) if "request" in given else DEFAULT_REQUEST
-    parsed = _provider(case).parse_chat_response(jsonutil.dumps(given["body"]), request)
-    assert dump(parsed) == case["expected"]["response"]
-
-
 def _decode(provider: PresetProvider, chunks: list[bytes]) -> list[StreamEvent]:
     decoder = provider.chat_stream_decoder(DEFAULT_REQUEST)
     return [e for chunk in chunks for e in decoder.feed(chunk)] + decoder.finish()
-
-
-@pytest.mark.parametrize("case", _ids("stream"))
-def test_stream_decoder(case: dict[str, Any]) -> None:
-    provider = _provider(case)
-    data = ("\n\n".join(case["input"]["sse"]) + "\n\n").encode()
-    expected = case["expected"]["events"]
-    assert dump(_decode(provider, [data])) == expected
-    for seed in range(10):
-        rng = random.Random(seed)
-        cuts = sorted(rng.sample(range(1, len(data)), k=min(len(data) - 1, 25)))
-        chunks = [data[a:b] for a, b in zip([0, *cuts], [*cuts, len(data)], strict=True)]
-        assert dump(_decode(provider, chunks)) == expected, seed
-
-
-@pytest.mark.parametrize("case", _ids("classify"))
-def test_classify_error(case: dict[str, Any]) -> None:
-    given = case["input"]
-    err = _provider(case).classify_error(given["status"], jsonutil.dumps(given["body"]))
-    assert _error(err) == case["expected"]
 
 
 # --- against the fake upstream's preset modes ---------------------------------------------

@@ -5,11 +5,14 @@ and refreshed before they expire, and both publishers answer in their own wire f
 
 import asyncio
 import datetime
+import functools
+import time
 from collections.abc import AsyncIterator
 from dataclasses import replace
 from typing import Any
 
 import aiohttp
+import google.auth.transport.requests
 import pytest
 
 from switchgate import jsonutil
@@ -317,3 +320,21 @@ async def test_channel_probe_authorizes_and_reaches_both_publishers(mock: MockUp
         assert not result.ok and "PRIVATE KEY" not in str(result.as_dict())
     finally:
         await client.close()
+
+
+async def test_silent_token_endpoint_is_a_channel_error_within_the_budget(
+    mock: MockUpstream,
+) -> None:
+    account = await _account(mock)
+    fast = functools.partial(google.auth.transport.requests.Request(), timeout=2)
+    provider = VertexProvider(TokenCache(transport=lambda: fast, budget=0.3))
+    mock.config.hang = True  # every non-control route accepts and never answers
+    try:
+        started = time.monotonic()
+        with pytest.raises(GatewayError) as info:
+            await provider.authorize(_target(mock, account, "gemini-2.5-flash"))
+        assert time.monotonic() - started < 1.5
+        assert "did not answer within 0.3 s" in info.value.message
+        assert info.value.upstream_status is None
+    finally:
+        mock.config.hang = False

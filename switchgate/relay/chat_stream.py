@@ -10,6 +10,7 @@ from collections.abc import Callable
 from switchgate.billing.output_guard import ends_event
 from switchgate.core.accumulate import Accumulator
 from switchgate.core.events import StreamError
+from switchgate.dialects.base import KeepAlive
 from switchgate.errors import GatewayError
 from switchgate.providers.capabilities import ChatProvider, NativeDialect
 from switchgate.relay.asgi import SSE_HEADERS, ClientGone, Responder
@@ -106,7 +107,7 @@ async def _translate_stream(
     encoder = call.dialect.stream_encoder(call.request)
     accumulator = Accumulator()
     outcome = call.outcome
-    keepalive = _KeepAlive(responder, getattr(encoder, "ping", None))
+    keepalive = _KeepAlive(responder, encoder.ping if isinstance(encoder, KeepAlive) else None)
     guard = call.output_guard(state.tokenizer, accumulator.text, lambda: accumulator.usage)
     delivered = False
     try:

@@ -1,7 +1,7 @@
 """The contract every inbound dialect fulfils (pure functions; routes live in relay/)."""
 
 from collections.abc import Mapping
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from switchgate.core.events import StreamEvent
 from switchgate.core.request import ChatRequest
@@ -19,6 +19,14 @@ class StreamEncoder(Protocol):
     def close(self) -> bytes:
         """Bytes that end a stream (e.g. `data: [DONE]`); called once after the last event."""
         ...
+
+
+@runtime_checkable
+class KeepAlive(Protocol):
+    """A stream encoder whose dialect has a keep-alive event (Anthropic's `event: ping`,
+    Responses' keep-alive): sent on a translated stream that has been quiet a while."""
+
+    def ping(self) -> bytes: ...
 
 
 class ChatDialect(Protocol):

@@ -1,4 +1,5 @@
-"""Gemini adapter, inbound side: whole responses, SSE streams, usage and errors (§4.3-§4.5).
+"""Gemini adapter, inbound side: whole responses, SSE streams and usage (§4.3-§4.4; errors,
+§4.5, are in gemini_errors.py).
 
 Tool-call ids Gemini leaves out are synthesised as `call_` + 24 hex characters from the
 responseId (or, without one, a hash of the body / first chunk) and the call's position
@@ -6,8 +7,6 @@ among the response's calls, so a streamed and a whole response get the same ids.
 """
 
 import hashlib
-import math
-import re
 from typing import Any, Final
 
 from switchgate import jsonutil
@@ -28,20 +27,20 @@ from switchgate.core.request import ChatRequest
 from switchgate.core.response import ChatResponse, FinishReason
 from switchgate.core.usage import Usage, reported_count
 from switchgate.errors import ErrorKind, GatewayError
+from switchgate.providers.gemini_errors import (  # the two re-exported for providers/vertex*
+    classify_gemini_error as classify_gemini_error,
+)
+from switchgate.providers.gemini_errors import (
+    inband_error,
+)
+from switchgate.providers.gemini_errors import (
+    scrub as scrub,
+)
 from switchgate.providers.meters import BlockMeter, usage_key_pattern
 from switchgate.wire.gemini_parts import get_field, part_to_core, synth_call_id
 from switchgate.wire.sse import UNFINISHED, SSEParser
 
 _FILTERED: Final = frozenset({"SAFETY", "RECITATION", "BLOCKLIST", "PROHIBITED_CONTENT", "SPII"})
-_KEY_PATTERNS: Final = (
-    (re.compile(r"AIza[0-9A-Za-z_\-]{20,}"), "[redacted]"),
-    (re.compile(r"(?i)\b(key|api_key|access_token)=[^&\s\"']+"), r"\1=[redacted]"),
-    (re.compile(r"(?i)bearer\s+[^\s\"']+"), "Bearer [redacted]"),
-    (re.compile(r"\bya29\.[0-9A-Za-z_.\-]+"), "[redacted]"),
-    (re.compile(r"\bsk-[0-9A-Za-z_\-]{16,}"), "[redacted]"),
-)
-_URL: Final = re.compile(r"https?://[^\s\"'<>)]+")
-_DOC_HOSTS: Final = ("ai.google.dev", "cloud.google.com", "developers.google.com")
 
 
 # ---------------------------------------------------------------- shared mapping
@@ -110,83 +109,6 @@ def _blocked(data: dict[str, Any]) -> bool:
     return isinstance(feedback, dict) and bool(get_field(feedback, "blockReason"))
 
 
-# ---------------------------------------------------------------- errors
-
-
-def scrub(message: str) -> str:
-    """Remove key-like strings and non-documentation URLs from an upstream message."""
-    for pattern, replacement in _KEY_PATTERNS:
-        message = pattern.sub(replacement, message)
-
-    def url(match: re.Match[str]) -> str:
-        host = match.group(0).split("/")[2].split(":")[0].lower()
-        return match.group(0) if host.endswith(_DOC_HOSTS) else "[url]"
-
-    return _URL.sub(url, message)
-
-
-def _retry_seconds(details: Any) -> int | None:
-    for detail in details if isinstance(details, list) else []:
-        delay = detail.get("retryDelay") if isinstance(detail, dict) else None
-        match = re.fullmatch(r"(\d+(?:\.\d+)?)s", delay) if isinstance(delay, str) else None
-        if match:
-            return max(1, math.ceil(float(match.group(1))))
-    return None
-
-
-def _reasons(details: Any) -> set[str]:
-    items = details if isinstance(details, list) else []
-    return {d["reason"] for d in items if isinstance(d, dict) and isinstance(d.get("reason"), str)}
-
-
-def gemini_error(error: dict[str, Any], status: int) -> GatewayError:
-    """A Gemini `error` object (with the HTTP status it came with) -> GatewayError."""
-    message = scrub(str(error.get("message") or "")) or f"upstream returned HTTP {status}"
-    g_status = str(error.get("status") or "")
-    details = error.get("details")
-    kind, override = ErrorKind.UPSTREAM_ERROR, None
-    retry = None
-    if status == 400:
-        if "API_KEY_INVALID" in _reasons(details) or "API key not valid" in message:
-            message = "upstream authentication failed"
-        elif g_status != "FAILED_PRECONDITION":  # billing / region: the channel's problem
-            kind, override = ErrorKind.INVALID_REQUEST, 400
-    elif status in (401, 403):
-        message = f"upstream rejected the channel's credentials: {message}"
-    elif status == 404:
-        kind, override = ErrorKind.INVALID_REQUEST, 404
-    elif status == 413:
-        kind = ErrorKind.REQUEST_TOO_LARGE
-    elif status == 429:
-        kind, retry = ErrorKind.RATE_LIMITED, _retry_seconds(details)
-    elif status == 503:
-        kind, retry = ErrorKind.UPSTREAM_OVERLOADED, _retry_seconds(details)
-    elif status == 504:
-        kind = ErrorKind.UPSTREAM_TIMEOUT
-    elif 400 <= status < 500:
-        kind, override = ErrorKind.INVALID_REQUEST, status
-    return GatewayError(
-        kind, message, retry_after=retry, upstream_status=status, status_override=override
-    )
-
-
-def classify_gemini_error(status: int, body: bytes) -> GatewayError:
-    try:
-        data: Any = jsonutil.loads(body) if body else None
-    except jsonutil.JSONDecodeError:
-        data = None
-    if isinstance(data, list) and data:  # the array framing wraps errors too
-        data = data[0]
-    error = data.get("error") if isinstance(data, dict) else None
-    return gemini_error(error if isinstance(error, dict) else {}, status)
-
-
-def _inband_error(error: Any) -> GatewayError:
-    error = error if isinstance(error, dict) else {}
-    code = error.get("code")
-    return gemini_error(error, code if isinstance(code, int) and code >= 400 else 500)
-
-
 # ---------------------------------------------------------------- whole responses
 
 
@@ -198,7 +120,7 @@ def parse_gemini_response(body: bytes, request: ChatRequest) -> ChatResponse:
     if not isinstance(data, dict):
         raise GatewayError(ErrorKind.UPSTREAM_ERROR, "upstream returned an unexpected body")
     if "error" in data:
-        raise _inband_error(data["error"])
+        raise inband_error(data["error"])
     response_id = get_field(data, "responseId")
     key = response_id if isinstance(response_id, str) and response_id else _digest(body)
     candidate = _candidate(data)
@@ -295,7 +217,7 @@ class GeminiStreamDecoder:
             return
         if "error" in data:
             self._done = True
-            events.append(StreamError(_inband_error(data["error"])))
+            events.append(StreamError(inband_error(data["error"])))
             return
         meta = get_field(data, "usageMetadata")
         usage = gemini_usage_to_core(meta) if isinstance(meta, dict) else None

@@ -140,12 +140,14 @@ PRESETS: Final[tuple[Preset, ...]] = (
         "openrouter",
         "OpenRouter",
         "https://openrouter.ai/api/v1",
+        request=RequestQuirks(thinking="openrouter"),
         reply=ReplyQuirks(reasoning_keys=("reasoning",)),
         header_options=(("http_referer", "http-referer"), ("x_title", "x-title")),
         sources=(
             "openrouter.ai/docs/app-attribution: optional HTTP-Referer and X-Title headers",
             "openrouter.ai/docs/use-cases/reasoning-tokens: reasoning text comes in the"
-            " `reasoning` field of messages and deltas",
+            " `reasoning` field of messages and deltas; a request's `reasoning` takes an"
+            " effort (reasoning_effort is its shorthand) or max_tokens; effort none turns it off",
         ),
     ),
     Preset(

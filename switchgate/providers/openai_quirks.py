@@ -42,7 +42,8 @@ class RequestQuirks:
     single_choice: bool = False  # n > 1 is refused before any upstream call
     history_reasoning: bool = True  # False: strip `reasoning_content` from past turns
     tool_ids: str = "any"  # "alnum9": ids must be 9 chars [A-Za-z0-9]
-    thinking: str | None = None  # "deepseek": {"thinking": {"type"}}; "qwen": enable_thinking
+    # "deepseek": {"thinking": {"type"}}; "qwen": enable_thinking; "openrouter": reasoning{}
+    thinking: str | None = None
     body_options: tuple[str, ...] = ()  # channel options copied into the body as they are
 
 
@@ -131,6 +132,13 @@ def _thinking(body: dict[str, Any], style: str | None, request: ChatRequest) -> 
         body["thinking"] = {"type": "disabled" if off else "enabled"}
         if off:
             body.pop("reasoning_effort", None)
+    elif style == "openrouter":  # its `reasoning` object: an effort, or a token budget
+        if off:
+            body.pop("reasoning_effort", None)
+            body["reasoning"] = {"effort": "none"}
+        elif reasoning.effort is None and reasoning.budget_tokens is not None:
+            body.pop("reasoning_effort", None)
+            body["reasoning"] = {"max_tokens": reasoning.budget_tokens}
     elif style == "qwen":
         body.pop("reasoning_effort", None)
         body["enable_thinking"] = not off

@@ -21,7 +21,8 @@ from switchgate.relay.asgi import (
     header_map,
     read_body,
 )
-from switchgate.relay.chat import ChatCall, PassFilter, run_chat
+from switchgate.relay.chat import run_chat
+from switchgate.relay.chat_call import ChatCall, PassFilter
 from switchgate.relay.disconnect import cancel_on_disconnect
 from switchgate.relay.gate import admit, parse_json_object
 from switchgate.relay.outcome import Outcome

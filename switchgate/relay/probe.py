@@ -162,6 +162,8 @@ def _summary(call: str, data: Any) -> tuple[str | None, str]:
             items = items.get("float") or []
         first = items[0] if items and isinstance(items[0], dict | list) else {}
         vector = first if isinstance(first, list) else first.get("embedding") or first.get("values")
+        if isinstance(data.get("embedding"), list):  # Bedrock Titan: one vector per call
+            vector = data["embedding"]
         vector = vector or []
         return model, f"embedding of {len(vector)} dimensions"
     if call == "rerank":

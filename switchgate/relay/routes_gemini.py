@@ -23,7 +23,7 @@ from switchgate.relay.asgi import (
     header_map,
     read_body,
 )
-from switchgate.relay.chat import PassFilter
+from switchgate.relay.chat_call import PassFilter
 from switchgate.relay.chat_route import ChatEndpoint, handle_chat, render_error
 from switchgate.relay.count_tokens import upstream_count
 from switchgate.relay.gate import admit, new_request_id, parse_json_object

@@ -17,7 +17,7 @@ from switchgate.relay.asgi import (
     client_ip,
     header_map,
 )
-from switchgate.relay.chat import PassFilter
+from switchgate.relay.chat_call import PassFilter
 from switchgate.relay.chat_route import ChatEndpoint, handle_chat, render_error
 from switchgate.relay.gate import admit, bearer_token, new_request_id
 from switchgate.relay.model_details import DETAIL_VALUES, model_details

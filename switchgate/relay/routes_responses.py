@@ -38,7 +38,8 @@ from switchgate.relay.asgi import (
     header_map,
     read_body,
 )
-from switchgate.relay.chat import ChatCall, run_chat
+from switchgate.relay.chat import run_chat
+from switchgate.relay.chat_call import ChatCall
 from switchgate.relay.chat_route import finishing, render_error
 from switchgate.relay.disconnect import cancel_on_disconnect
 from switchgate.relay.gate import admit, bearer_token, new_request_id, parse_json_object

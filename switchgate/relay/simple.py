@@ -40,7 +40,7 @@ from switchgate.relay.asgi import (
     read_body,
 )
 from switchgate.relay.attempt import attempt
-from switchgate.relay.chat import PassFilter
+from switchgate.relay.chat_call import PassFilter
 from switchgate.relay.chat_route import finishing
 from switchgate.relay.disconnect import cancel_on_disconnect
 from switchgate.relay.gate import admit, bearer_token

@@ -467,6 +467,13 @@ def test_cli_channel_with_region_option_is_probed(bedrock_mock: Process, tmp_pat
     ok = run_cli(env, "channels", "test", "br")
     assert f"br: OK  chat {NOVA}" in ok.stdout
     assert "Hello from mock! You said: Say hello in three words." in ok.stdout
+    run_cli(env, "channels", "add", "br-embed", "--kind", "bedrock",
+            "--base-url", bedrock_mock.base_url, "--key", key, "--models", TITAN,
+            "--map", f"{TITAN}={UPSTREAM[TITAN]}", "--option", "region=eu-west-1")  # fmt: skip
+    run_cli(env, "prices", "set", TITAN, "--kind", "embedding", "--input", "0.02")
+    embedded = run_cli(env, "channels", "test", "br-embed")
+    assert f"br-embed: OK  embedding {TITAN}" in embedded.stdout
+    assert "embedding of 1024 dimensions" in embedded.stdout
     run_cli(env, "channels", "add", "br-noregion", "--kind", "bedrock",
             "--base-url", bedrock_mock.base_url, "--key", key, "--models", NOVA)  # fmt: skip
     failed = run_cli(env, "channels", "test", "br-noregion", check=False)
@@ -545,3 +552,15 @@ def test_console_edit_keeps_the_region(gw: Gateway, user: tuple[str, str]) -> No
         )
     )
     assert reply.choices[0].message.content == "Hello from mock! You said: after the edit"
+
+
+def test_openai_responses_api(gw: Gateway, user: tuple[str, str]) -> None:
+    _, token = user
+    client = _oai(gw, token)
+    reply = client.responses.create(model=NOVA, input="hello responses", max_output_tokens=50)
+    assert reply.output_text == "Hello from mock! You said: hello responses"
+    assert reply.usage is not None and reply.usage.input_tokens == 2
+    with client.responses.stream(model=LLAMA, input="streamed responses") as stream:
+        text = "".join(e.delta for e in stream if e.type == "response.output_text.delta")
+    assert text == "Hello from mock! You said: streamed responses"
+    assert [c["path"].rsplit("/", 1)[-1] for c in _calls(gw)] == ["converse", "converse-stream"]

@@ -385,6 +385,8 @@ def test_cli_adds_preset_channels(gw: Gateway) -> None:
         assert reply.choices[0].message.content.startswith("Hello from mock")
     assert _sent(gw, "mistral")[-1]["json"]["safe_prompt"] is True
     assert "authorization" not in _sent(gw, "ollama")[-1]["headers"]
+    probed = run_cli(gw.env, "channels", "test", "cli-ollama").stdout
+    assert "cli-ollama: OK" in probed, probed
 
 
 def _try_chat(sdk: openai.OpenAI, model: str) -> Any:

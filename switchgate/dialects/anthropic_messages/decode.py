@@ -7,37 +7,28 @@ tools are in `ChatRequest.tools`) and `thinking` (the raw setting, kept only whe
 IR can't express it, e.g. `adaptive`).
 """
 
-import base64
 import re
 from collections.abc import Mapping
 from typing import Any, Final
 
-from switchgate import jsonutil
-from switchgate.core.content import (
-    FilePart,
-    ImagePart,
-    Part,
-    TextPart,
-    ThinkingPart,
-    ToolCallPart,
-    ToolResultPart,
-    UnknownPart,
-)
 from switchgate.core.request import (
     ChatRequest,
     HostedTool,
-    Message,
     Reasoning,
     ResponseFormat,
-    Role,
     Sampling,
     ToolChoice,
     ToolSpec,
 )
-from switchgate.errors import GatewayError, invalid
+from switchgate.dialects.anthropic_messages.decode_content import (
+    DIALECT,
+    bad_field,
+    decode_messages,
+    decode_system,
+)
+from switchgate.errors import invalid
 from switchgate.wire.hosted_tools import anthropic_hosted
 
-DIALECT: Final = "anthropic"
 EXTRA_BETA: Final = "anthropic-beta"
 _VERSION_RE: Final = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 _MODELED: Final = frozenset(
@@ -64,8 +55,6 @@ _CHOICE_MODES: Final[dict[str, str]] = {
     "none": "none",
 }
 MIN_THINKING_BUDGET: Final = 1024
-
-ToolResultContent = TextPart | ImagePart | FilePart
 
 
 def anthropic_to_core_request(body: Any, headers: Mapping[str, str]) -> ChatRequest:
@@ -106,8 +95,8 @@ def _decode(body: Any, headers: Mapping[str, str], *, require_max_tokens: bool) 
         raise invalid("stream: must be a boolean", param="stream")
     return ChatRequest(
         model=model,
-        messages=_messages(body.get("messages")),
-        system=_system(body.get("system")),
+        messages=decode_messages(body.get("messages")),
+        system=decode_system(body.get("system")),
         tools=tools,
         hosted_tools=hosted,
         tool_choice=tool_choice,
@@ -119,10 +108,6 @@ def _decode(body: Any, headers: Mapping[str, str], *, require_max_tokens: bool) 
         stream=stream,
         extras={DIALECT: extras} if extras else {},
     )
-
-
-def _bad(param: str, what: str) -> GatewayError:
-    return invalid(f"{param}: {what}", param=param)
 
 
 def _is_int(value: Any) -> bool:
@@ -175,21 +160,6 @@ def _user(metadata: Any, extras: dict[str, Any]) -> str | None:
     return user
 
 
-def _system(system: Any) -> tuple[TextPart, ...]:
-    if system is None:
-        return ()
-    if isinstance(system, str):
-        return (TextPart(system),) if system else ()
-    if not isinstance(system, list):
-        raise invalid("system: must be a string or a list of text blocks", param="system")
-    parts: list[TextPart] = []
-    for block in system:
-        if not isinstance(block, dict) or block.get("type") != "text":
-            raise invalid("system: only text blocks are allowed", param="system")
-        parts.append(_text(block, "system"))
-    return tuple(parts)
-
-
 def _tools(tools: Any) -> tuple[tuple[ToolSpec, ...], list[Any]]:
     if tools is None:
         return (), []
@@ -206,15 +176,15 @@ def _tools(tools: Any) -> tuple[tuple[ToolSpec, ...], list[Any]]:
             continue
         name, schema = tool.get("name"), tool.get("input_schema")
         if not isinstance(name, str) or not name:
-            raise _bad(f"{param}.name", "field required")
+            raise bad_field(f"{param}.name", "field required")
         if not isinstance(schema, dict):
-            raise _bad(f"{param}.input_schema", "must be an object")
+            raise bad_field(f"{param}.input_schema", "must be an object")
         description, cache = tool.get("description"), tool.get("cache_control")
         strict = tool.get("strict")
         if description is not None and not isinstance(description, str):
-            raise _bad(f"{param}.description", "must be a string")
+            raise bad_field(f"{param}.description", "must be a string")
         if cache is not None and not isinstance(cache, dict):
-            raise _bad(f"{param}.cache_control", "must be an object")
+            raise bad_field(f"{param}.cache_control", "must be an object")
         specs.append(
             ToolSpec(
                 name=name,
@@ -281,137 +251,3 @@ def _response_format(output_config: Any) -> ResponseFormat | None:
         schema = fmt.get("schema")
         return ResponseFormat("json_schema", schema=schema if isinstance(schema, dict) else None)
     return None
-
-
-def _messages(messages: Any) -> tuple[Message, ...]:
-    if not isinstance(messages, list) or not messages:
-        raise invalid("messages: field required (a non-empty list)", param="messages")
-    out: list[Message] = []
-    for i, message in enumerate(messages):
-        param = f"messages.{i}"
-        if not isinstance(message, dict):
-            raise invalid(f"{param}: must be an object", param=param)
-        role: Role
-        if message.get("role") == "user":
-            role = "user"
-        elif message.get("role") == "assistant":
-            role = "assistant"
-        elif message.get("role") == "system":
-            out.append(Message("system", _system_message(message.get("content"), param)))
-            continue
-        else:
-            raise _bad(f"{param}.role", "must be user, assistant or system")
-        content = message.get("content")
-        if isinstance(content, str):
-            out.append(Message(role, (TextPart(content),)))
-        elif isinstance(content, list):
-            blocks = (_block(b, f"{param}.content.{j}") for j, b in enumerate(content))
-            out.append(Message(role, tuple(blocks)))
-        else:
-            raise _bad(f"{param}.content", "must be a string or a list of blocks")
-    return tuple(out)
-
-
-def _system_message(content: Any, param: str) -> tuple[TextPart, ...]:
-    """A `role: system` message (Claude Code sends them for models it doesn't know as
-    Claude): text only, kept in place; see providers/system_messages.py."""
-    if isinstance(content, str):
-        return (TextPart(content),)
-    if not isinstance(content, list):
-        raise _bad(f"{param}.content", "must be a string or a list of text blocks")
-    parts: list[TextPart] = []
-    for j, block in enumerate(content):
-        if not isinstance(block, dict) or block.get("type") != "text":
-            raise _bad(f"{param}.content.{j}", "system messages may contain text blocks only")
-        parts.append(_text(block, f"{param}.content.{j}"))
-    return tuple(parts)
-
-
-def _str(block: dict[str, Any], key: str, param: str) -> str:
-    value = block.get(key)
-    if not isinstance(value, str):
-        raise _bad(f"{param}.{key}", "must be a string")
-    return value
-
-
-def _text(block: dict[str, Any], param: str) -> TextPart:
-    cache = block.get("cache_control")
-    if cache is not None and not isinstance(cache, dict):
-        raise _bad(f"{param}.cache_control", "must be an object")
-    return TextPart(_str(block, "text", param), cache_control=cache)
-
-
-def _block(block: Any, param: str) -> Part:
-    if not isinstance(block, dict):
-        raise invalid(f"{param}: must be an object", param=param)
-    kind = block.get("type")
-    if kind == "text":
-        return _text(block, param)
-    if kind in ("image", "document"):
-        return _media(block, param)
-    if kind == "tool_use":
-        args = block.get("input", {})
-        if not isinstance(args, dict):
-            raise _bad(f"{param}.input", "must be an object")
-        call_id, name = _str(block, "id", param), _str(block, "name", param)
-        return ToolCallPart(call_id, name, jsonutil.dumps_str(args))
-    if kind == "tool_result":
-        return _tool_result(block, param)
-    if kind == "thinking":
-        signature = block.get("signature")
-        text = _str(block, "thinking", param)
-        return ThinkingPart(text, signature=signature if isinstance(signature, str) else None)
-    if kind == "redacted_thinking":
-        return ThinkingPart(redacted=_str(block, "data", param))
-    return UnknownPart(DIALECT, block)
-
-
-def _tool_result(block: dict[str, Any], param: str) -> ToolResultPart:
-    tool_use_id = _str(block, "tool_use_id", param)
-    content = block.get("content")
-    parts: list[ToolResultContent] = []
-    if isinstance(content, str):
-        parts.append(TextPart(content))
-    elif isinstance(content, list):
-        for j, item in enumerate(content):
-            part = _block(item, f"{param}.content.{j}")
-            # Other nested blocks (search results, tool references) have no IR form.
-            if isinstance(part, TextPart | ImagePart | FilePart):
-                parts.append(part)
-    elif content is not None:
-        raise _bad(f"{param}.content", "must be a string or a list of blocks")
-    is_error = block.get("is_error", False)
-    return ToolResultPart(tool_use_id, tuple(parts), is_error=is_error is True)
-
-
-def _media(block: dict[str, Any], param: str) -> Part:
-    source = block.get("source")
-    if not isinstance(source, dict):
-        raise _bad(f"{param}.source", "must be an object")
-    kind, image = source.get("type"), block["type"] == "image"
-    sparam = f"{param}.source"
-    if kind == "url":
-        url = _str(source, "url", sparam)
-        return ImagePart(url=url) if image else FilePart(url=url, title=_title(block))
-    if kind == "base64":
-        media_type, data = _str(source, "media_type", sparam), _str(source, "data", sparam)
-        if image:
-            return ImagePart(media_type=media_type, data=data)
-        return FilePart(media_type=media_type, data=data, title=_title(block))
-    if kind == "text" and not image:
-        text = _str(source, "data", sparam).encode()
-        text_type = source.get("media_type")
-        return FilePart(
-            media_type=text_type if isinstance(text_type, str) else "text/plain",
-            data=base64.b64encode(text).decode("ascii"),
-            title=_title(block),
-        )
-    if kind == "file" and not image:
-        return FilePart(file_id=_str(source, "file_id", sparam), title=_title(block))
-    # Image file ids, content-block documents...: Anthropic-only, kept raw.
-    return UnknownPart(DIALECT, block)
-
-
-def _title(block: dict[str, Any]) -> str | None:
-    title = block.get("title")
-    return title if isinstance(title, str) else None

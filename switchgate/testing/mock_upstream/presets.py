@@ -69,7 +69,10 @@ def _reasons(vendor: str, body: dict[str, Any]) -> bool:
     if vendor == "mistral":
         return "magistral" in str(body.get("model", ""))
     if vendor == "openrouter":
-        return isinstance(body.get("reasoning"), dict) or "reasoning_effort" in body
+        asked = body.get("reasoning")
+        if isinstance(asked, dict):
+            return asked.get("effort") != "none" and asked.get("enabled") is not False
+        return isinstance(body.get("reasoning_effort"), str) and body["reasoning_effort"] != "none"
     return isinstance(body.get("reasoning_effort"), str) and body["reasoning_effort"] != "none"
 
 

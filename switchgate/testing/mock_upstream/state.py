@@ -18,7 +18,9 @@ from .httpkit import NOT_JSON, parse_json
 REDACTED: Final = "<redacted>"
 REDACTED_VALID: Final = "<redacted:valid>"  # the value carried the configured key
 # ... or "<redacted:valid:N>": the Nth of the keys it also accepts (config.also_accept)
-_SECRET_HEADERS: Final = frozenset({"authorization", "x-api-key", "x-goog-api-key", "api-key"})
+_SECRET_HEADERS: Final = frozenset(
+    {"authorization", "x-api-key", "x-goog-api-key", "api-key", "x-amz-security-token"}
+)
 _HIDDEN_HEADERS: Final = frozenset({"cookie", "proxy-authorization"})
 _WS_KEY_PREFIX: Final = "openai-insecure-api-key."
 

@@ -40,7 +40,7 @@ from switchgate.providers.vertex_address import (
     method_url,
     split_model,
 )
-from switchgate.providers.vertex_auth import TokenCache, parse_service_account
+from switchgate.providers.vertex_auth import TokenCache
 from switchgate.providers.vertex_embed import (
     VERTEX_EMBED_BATCH_LIMIT,
     batch_limit,
@@ -137,7 +137,7 @@ class VertexProvider:
     async def authorize(self, target: Target) -> Target:
         """The target with `authorization: Bearer <access token>` among its headers and
         the project resolved (option `project`, else the key's `project_id`)."""
-        account = parse_service_account(target.api_key)
+        account = self.tokens.account(target.api_key)
         if account is None:
             token = target.api_key.strip()
             if not token:

@@ -38,7 +38,7 @@ from switchgate.providers.forward import forward_json
 from switchgate.providers.gemini_address import action_url, model_path, request_headers
 from switchgate.providers.gemini_embed import build_embed_request, parse_embed_response
 from switchgate.providers.gemini_errors import classify_gemini_error
-from switchgate.providers.gemini_schema import clean_schema
+from switchgate.providers.gemini_schema import SchemaCache, clean_schema
 from switchgate.providers.gemini_stream import (
     GeminiStreamDecoder,
     GeminiUsageMeter,
@@ -254,8 +254,11 @@ def _generation_config(request: ChatRequest) -> dict[str, Any]:
     return config
 
 
-def _tool_fields(request: ChatRequest) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
+def _tool_fields(
+    request: ChatRequest, schemas: SchemaCache | None
+) -> tuple[list[dict[str, Any]], dict[str, Any] | None]:
     """`tools` (one entry with every functionDeclaration) and `toolConfig` (§5.3)."""
+    clean = schemas.clean if schemas is not None else clean_schema
     tools: list[dict[str, Any]] = []
     if request.tools:
         decls = []
@@ -264,7 +267,7 @@ def _tool_fields(request: ChatRequest) -> tuple[list[dict[str, Any]], dict[str, 
             if spec.description:
                 decl["description"] = spec.description
             if spec.parameters is not None:
-                decl["parametersJsonSchema"] = clean_schema(spec.parameters)
+                decl["parametersJsonSchema"] = clean(spec.parameters)
             decls.append(decl)
         tools.append({"functionDeclarations": decls})
     choice = request.tool_choice
@@ -277,16 +280,17 @@ def _tool_fields(request: ChatRequest) -> tuple[list[dict[str, Any]], dict[str, 
     return tools, {"functionCallingConfig": calling}
 
 
-def build_gemini_body(request: ChatRequest) -> dict[str, Any]:
+def build_gemini_body(request: ChatRequest, schemas: SchemaCache | None = None) -> dict[str, Any]:
     """The generateContent body for a canonical request (extras["gemini"] merged last:
     its generationConfig into generationConfig, its tools appended, the rest top-level;
-    keys starting with ":" are dialect bookkeeping and skipped)."""
+    keys starting with ":" are dialect bookkeeping and skipped). `schemas`: the
+    adapter's cache of cleaned tool schemas (without one, every schema is cleaned)."""
     system_parts, messages = hoist_system(request)
     body: dict[str, Any] = {"contents": build_contents(messages)}
     system = [{"text": part.text} for part in system_parts if part.text]
     if system:
         body["systemInstruction"] = {"parts": system}
-    tools, tool_config = _tool_fields(request)
+    tools, tool_config = _tool_fields(request, schemas)
     tools += upstream_tools(request, "gemini")  # other dialects' hosted tools
     generation = _generation_config(request)
     rest: dict[str, Any] = {}
@@ -343,9 +347,12 @@ class GeminiProvider:
     dialect = "gemini"
     embeddings_batch_limit = GEMINI_BATCH_LIMIT
 
+    def __init__(self) -> None:
+        self.schemas = SchemaCache()  # tool schemas cleaned, by their JSON
+
     def build_chat_request(self, request: ChatRequest, target: Target) -> UpstreamRequest:
         action = "streamGenerateContent" if request.stream else "generateContent"
-        body = jsonutil.dumps(build_gemini_body(request))
+        body = jsonutil.dumps(build_gemini_body(request, self.schemas))
         return UpstreamRequest("POST", action_url(target, action), request_headers(target), body)
 
     def parse_chat_response(self, body: bytes, request: ChatRequest) -> ChatResponse:

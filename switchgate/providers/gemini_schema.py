@@ -14,9 +14,13 @@ have `$ref` into `$defs`, `oneOf`, `const` and string formats such as `uri`. Cle
 - every other key outside the documented subset is dropped, and `required` keeps only
   properties that exist.
 A schema that needs none of this comes back as the same object (nothing is copied).
+
+Agents send the same tools with every request: `SchemaCache` memoises the cleaning by
+the schema's JSON text (Claude Code's tools: several times cheaper per request than
+walking them again). Each Gemini-shaped adapter owns one (AppState owns the adapters).
 """
 
-from functools import lru_cache
+from collections import OrderedDict
 from typing import Any, Final
 
 from switchgate import jsonutil
@@ -35,32 +39,47 @@ _REF_PREFIXES: Final = ("#/$defs/", "#/definitions/")
 
 
 def clean_schema(schema: dict[str, Any]) -> dict[str, Any]:
-    """The schema as Gemini takes it (see the module docstring). Agents send the same
-    tools with every request: the result is memoised by the schema's JSON text (encoding
-    costs a small fraction of the walk), and must not be modified by the caller."""
-    try:
-        key = jsonutil.dumps(schema)
-    except TypeError:
-        return _clean_schema(schema)
-    cleaned = _cached(key)
-    return schema if cleaned is None else cleaned
-
-
-@lru_cache(maxsize=1024)
-def _cached(key: bytes) -> dict[str, Any] | None:
-    """The cleaned schema for this JSON text; None when it needs no change."""
-    schema = jsonutil.loads(key)
-    cleaned = _clean_schema(schema)
-    return None if cleaned is schema else cleaned
-
-
-def _clean_schema(schema: dict[str, Any]) -> dict[str, Any]:
+    """The schema as Gemini takes it (see the module docstring); the same object when
+    it needs no change."""
     defs: dict[str, Any] = {}
     for key in ("$defs", "definitions"):
         found = schema.get(key)
         if isinstance(found, dict):
             defs.update(found)
     return _clean(schema, defs, 0)
+
+
+class SchemaCache:
+    """`clean_schema` memoised by the schema's JSON text, the `size` most recently used
+    kept. A cached result is shared between requests: callers must not modify it."""
+
+    def __init__(self, size: int = 1024) -> None:
+        self._size = size
+        self._cleaned: OrderedDict[bytes, dict[str, Any] | None] = OrderedDict()  # None: as is
+        self.hits = 0
+        self.misses = 0
+
+    def __len__(self) -> int:
+        return len(self._cleaned)
+
+    def clean(self, schema: dict[str, Any]) -> dict[str, Any]:
+        try:
+            key = jsonutil.dumps(schema)
+        except TypeError:
+            return clean_schema(schema)
+        if key in self._cleaned:
+            self.hits += 1
+            self._cleaned.move_to_end(key)
+            cleaned = self._cleaned[key]
+        else:
+            self.misses += 1
+            fresh = jsonutil.loads(key)  # a private copy: the caller's dict is not kept
+            result = clean_schema(fresh)
+            cleaned = None if result is fresh else result
+            self._cleaned[key] = cleaned
+            if len(self._cleaned) > self._size:
+                self._cleaned.popitem(last=False)
+        return schema if cleaned is None else cleaned
 
 
 def _needs_work(schema: dict[str, Any]) -> bool:

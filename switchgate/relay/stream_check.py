@@ -50,6 +50,14 @@ STREAM_ENDS: Final[dict[str, End]] = {
         _ERROR_DATA,
     ),
     "responses": _typed("response.completed", "response.failed", "response.incomplete", "error"),
+    # OpenAI's media streams (relay/routes_audio.py, routes_images.py): their last event,
+    # or an error (an `error` event, or chat's `{"error": ...}`)
+    "speech": (*_typed("speech.audio.done", "error"), _ERROR_DATA),
+    "transcription": (*_typed("transcript.text.done", "error"), _ERROR_DATA),
+    "images": (
+        *_typed("image_generation.completed", "image_edit.completed", "error"),
+        _ERROR_DATA,
+    ),
 }
 
 

@@ -14,6 +14,7 @@ from google import genai
 from google.genai import errors as genai_errors
 
 from switchgate.cli.ops import Ops
+from switchgate.providers.registry import kind_names
 from tests.conftest import ADMIN_EMAIL, ADMIN_PASSWORD, Gateway
 from tests.e2e.console_client import PASSWORD, Console, form_csrf, signed_in, verified_user
 from tests.mailbox import SmtpServer
@@ -100,6 +101,21 @@ def test_admin_token_scripts_the_api_and_other_tokens_cannot(gateway: Gateway) -
         f"{gateway.url}/api/tokens", headers={"authorization": f"Bearer {user_token}"}
     )
     assert denied.status_code == 403
+
+
+def test_channel_kinds_come_from_the_provider_registry(gateway: Gateway) -> None:
+    """The console's kind list is the registry's (providers/registry.py), with labels."""
+
+    async def job(ops: Ops) -> str:
+        return (await ops.create_token(ADMIN_EMAIL, "kinds")).token
+
+    headers = {"authorization": f"Bearer {gateway.ops(job)}"}
+    listed = httpx.get(f"{gateway.url}/api/channels", headers=headers).json()
+    assert listed["kinds"] == list(kind_names())
+    details = {d["name"]: d for d in listed["kind_details"]}
+    assert details["openai"]["default_base_url"] == "https://api.openai.com/v1"
+    assert "rerank" in details["jina"]["endpoints"] and details["anthropic"]["label"]
+    assert all(d["needs_key"] in (True, False) for d in details.values())
 
 
 def test_token_limits_give_a_clear_error_in_each_dialect(gateway: Gateway) -> None:

@@ -65,6 +65,20 @@ ENDS = {
         b'event: response.incomplete\ndata: {"type":"response.incomplete"}\n\n',
         b'event: error\ndata: {"type":"error","message":"x"}\n\n',
     ],
+    # OpenAI's media streams (speech SSE, images, transcriptions)
+    "speech": [
+        b'data: {"type":"speech.audio.done","usage":{"input_tokens":3}}\n\n',
+        b'data: {"error": {"message": "overloaded"}}\n\n',
+    ],
+    "transcription": [
+        b'data: {"type":"transcript.text.done","text":"hi"}\n\n',
+        b'event: error\ndata: {"type":"error","error":{"message":"x"}}\n\n',
+    ],
+    "images": [
+        b'event: image_generation.completed\ndata: {"type":"image_generation.completed"}\n\n',
+        b'event: image_edit.completed\ndata: {"type": "image_edit.completed"}\n\n',
+        b'data: {"error": {"message": "overloaded"}}\n\n',
+    ],
 }
 
 
@@ -81,6 +95,14 @@ def test_a_clean_close_without_the_end_is_not_ended() -> None:
     assert not _ended("anthropic", b'event: ping\ndata: {"type": "ping"}\n\n')
     assert not _ended("gemini", b'data: {"candidates": [{"content": {"parts": []}}]}\n\n')
     assert not _ended("responses", b'event: response.created\ndata: {"type":"x"}\n\n')
+    delta = b'data: {"type":"speech.audio.delta","audio":"AAAA"}\n\n'
+    assert not _ended("speech", delta * 3)
+    partial = b'event: image_edit.partial_image\ndata: {"type":"image_edit.partial_image"}\n\n'
+    assert not _ended("images", partial * 2)
+    said = b'data: {"type":"transcript.text.delta",' + (
+        b'"delta":"\\"type\\":\\"transcript.text.done\\""}\n\n'
+    )
+    assert not _ended("transcription", said)
     # the words in generated text are escaped JSON: they never count as the end
     text = b'data: {"choices":[{"delta":{"content":"\\"finish_reason\\":\\"stop\\""}}]}\n\n'
     assert not _ended("openai", text)

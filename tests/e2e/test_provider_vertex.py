@@ -19,6 +19,7 @@ from google.genai import types
 from switchgate.routing.channels import Channel, load_channels
 from switchgate.storage.db import Database
 from switchgate.storage.secrets import SecretBox
+from switchgate.testing.mock_upstream.assets import embed_vector
 from tests.conftest import Gateway
 from tests.support import (
     Process,
@@ -33,6 +34,7 @@ from tests.support import (
 from tests.vertex_support import ServiceAccountKey, make_service_account, register, tokens_issued
 
 GEMINI, CLAUDE, EMBED, FAILOVER = "vx-gemini", "vx-claude", "vx-embed", "vx-failover"
+TEXT_EMBED = "vx-text-embed"
 MODELS = [GEMINI, CLAUDE]
 WEATHER_SCHEMA = {
     "type": "object",
@@ -48,13 +50,14 @@ name = "vertex-main"
 kind = "vertex"
 base_url = "{mock_url}"
 key_env = "VERTEX_SA_JSON"
-models = ["{GEMINI}", "{CLAUDE}", "{EMBED}", "{FAILOVER}"]
+models = ["{GEMINI}", "{CLAUDE}", "{EMBED}", "{FAILOVER}", "{TEXT_EMBED}"]
 options = {{ location = "us-east5" }}
 [channels.map]
 "{GEMINI}" = "gemini-2.5-flash"
 "{CLAUDE}" = "claude-sonnet-4-5@20250929"
 "{EMBED}" = "gemini-embedding-001"
 "{FAILOVER}" = "gemini-2.5-flash"
+"{TEXT_EMBED}" = "text-embedding-005"
 
 [[channels]]
 name = "vertex-unknown-account"
@@ -82,6 +85,10 @@ output = "15"
 [prices."{EMBED}"]
 kind = "embedding"
 input = "0.15"
+
+[prices."{TEXT_EMBED}"]
+kind = "embedding"
+input = "0.1"
 """
 
 
@@ -382,3 +389,32 @@ def test_genai_embed_content(vertex_gateway: Gateway) -> None:
     calls = [c for c in _vertex_calls(vertex_gateway) if c["path"].endswith(":predict")]
     assert sorted(c["json"]["instances"][0]["content"] for c in calls) == sorted(texts)
     assert all(c["json"]["parameters"] == {"outputDimensionality": 16} for c in calls)
+
+
+def test_text_embedding_models_take_eight_texts_per_request(vertex_gateway: Gateway) -> None:
+    _, token = vertex_gateway.new_user()
+    clear_mock_requests(vertex_gateway.mock_url)
+    texts = [f"text number {i}" for i in range(10)]
+    reply = _oai(vertex_gateway, token).embeddings.create(model=TEXT_EMBED, input=texts)
+    assert [d.index for d in reply.data] == list(range(10))
+    for text, item in zip(texts, reply.data, strict=True):  # in input order, batches merged
+        assert item.embedding == pytest.approx(embed_vector(text, 768), abs=1e-6)
+    assert reply.usage.prompt_tokens == 30
+    calls = [c for c in _vertex_calls(vertex_gateway) if c["path"].endswith(":predict")]
+    sizes = sorted(len(c["json"]["instances"]) for c in calls)
+    assert sizes == [2, 8]
+    sent = [i["content"] for c in calls for i in c["json"]["instances"]]
+    assert sorted(sent) == sorted(texts)
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_openai_responses_api(vertex_gateway: Gateway, model: str) -> None:
+    """/v1/responses is translated to the vertex channel through the chat pipeline."""
+    _, token = vertex_gateway.new_user()
+    sdk = _oai(vertex_gateway, token)
+    reply = sdk.responses.create(model=model, input="responses to vertex", max_output_tokens=100)
+    assert "responses to vertex" in reply.output_text
+    assert reply.usage is not None and reply.usage.input_tokens > 0
+    with sdk.responses.stream(model=model, input="streamed responses") as stream:
+        final = stream.get_final_response()
+    assert "streamed responses" in final.output_text

@@ -405,3 +405,16 @@ def test_text_embedding_models_take_eight_texts_per_request(vertex_gateway: Gate
     assert sizes == [2, 8]
     sent = [i["content"] for c in calls for i in c["json"]["instances"]]
     assert sorted(sent) == sorted(texts)
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_openai_responses_api(vertex_gateway: Gateway, model: str) -> None:
+    """/v1/responses is translated to the vertex channel through the chat pipeline."""
+    _, token = vertex_gateway.new_user()
+    sdk = _oai(vertex_gateway, token)
+    reply = sdk.responses.create(model=model, input="responses to vertex", max_output_tokens=100)
+    assert "responses to vertex" in reply.output_text
+    assert reply.usage is not None and reply.usage.input_tokens > 0
+    with sdk.responses.stream(model=model, input="streamed responses") as stream:
+        final = stream.get_final_response()
+    assert "streamed responses" in final.output_text

@@ -18,6 +18,24 @@ def test_any_split_forwards_the_same_bytes() -> None:
         assert b"".join(out) == STREAM, cut
 
 
+def test_a_long_line_in_many_chunks_is_forwarded_once_whole() -> None:
+    image = b'data: {"type":"image_edit.partial_image","b64_json":"' + b"QUJD" * 5000 + b'"}\n\n'
+    stream = b'data: {"a": 1}\n\n' + image + image.replace(b"partial_image", b"completed")
+    for size in (1, 7, 4096):
+        check = EventCheck(stream_end("images"))
+        out = []
+        for at in range(0, len(stream), size):
+            data, fine = check.feed(stream[at : at + size])
+            assert fine
+            out.append(data)
+            assert not data or data.endswith(b"\n")  # whole lines only
+        assert b"".join(out) + check.rest() == stream and check.ended, size
+    garbled = image[:-4] + b"\n\n"  # the closing `"}` lost
+    check = EventCheck(stream_end("images"))
+    verdicts = [check.feed(garbled[at : at + 7]) for at in range(0, len(garbled), 7)]
+    assert verdicts[-1] == (b"", False) and all(v == (b"", True) for v in verdicts[:-1])
+
+
 def test_a_garbled_event_stops_after_the_good_ones() -> None:
     check = EventCheck()
     data, fine = check.feed(b'data: {"ok": 1}\n\ndata: {not json\n\ndata: {"later": 1}\n\n')

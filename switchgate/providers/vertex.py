@@ -34,6 +34,7 @@ from switchgate.providers.gemini_stream import (
     parse_gemini_response,
     scrub,
 )
+from switchgate.providers.hosted_tools import ANTHROPIC_TOOLS, GEMINI_TOOLS, HostedToolMap
 from switchgate.providers.vertex_address import (
     DEFAULT_BASE_URL,
     bearer_headers,
@@ -154,6 +155,12 @@ class VertexProvider:
         return replace(target, extra_headers=headers, options=options)
 
     # ------------------------------------------------------------ chat
+
+    def hosted_tools(self, target: Target) -> HostedToolMap:
+        """The publisher's own search tool (HostedToolMapper): Claude's bodies are
+        Anthropic's, Gemini's Google's."""
+        publisher, _ = split_model(target)
+        return ANTHROPIC_TOOLS if publisher == "anthropic" else GEMINI_TOOLS
 
     def build_chat_request(self, request: ChatRequest, target: Target) -> UpstreamRequest:
         publisher, model = split_model(target)

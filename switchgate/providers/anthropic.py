@@ -20,6 +20,7 @@ from switchgate.providers.anthropic_stream import (
 )
 from switchgate.providers.base import Target, UpstreamRequest
 from switchgate.providers.forward import forward_json
+from switchgate.providers.hosted_tools import ANTHROPIC_TOOLS, HostedToolMap
 from switchgate.providers.system_messages import fold_anthropic_body
 
 API_VERSION: Final = "2023-06-01"
@@ -86,6 +87,10 @@ def _output_part(block: Any) -> OutputPart | None:
 class AnthropicProvider:
     kind = "anthropic"
     dialect = "anthropic"
+
+    def hosted_tools(self, target: Target) -> HostedToolMap:
+        """Anthropic's server web search for other dialects' (HostedToolMapper)."""
+        return ANTHROPIC_TOOLS
 
     def build_chat_request(self, request: ChatRequest, target: Target) -> UpstreamRequest:
         body = core_to_anthropic_body(request, target.upstream_model)

@@ -27,7 +27,7 @@ from switchgate.core.content import (
 )
 from switchgate.core.request import ChatRequest, Message, Reasoning, ToolChoice
 from switchgate.errors import invalid
-from switchgate.providers.hosted_tools import upstream_tools
+from switchgate.providers.hosted_tools import ANTHROPIC_TOOLS, upstream_tools
 from switchgate.providers.system_messages import hoist_system
 
 DEFAULT_MAX_TOKENS: Final = 4096
@@ -126,7 +126,7 @@ def _tools(request: ChatRequest, body: dict[str, Any], server_tools: Any) -> Non
         tools.append(tool)
     if isinstance(server_tools, list):
         tools.extend(server_tools)
-    tools.extend(upstream_tools(request, "anthropic"))  # other dialects' hosted tools
+    tools.extend(upstream_tools(request, ANTHROPIC_TOOLS))  # other dialects' hosted tools
     if not tools:
         return
     body["tools"] = tools

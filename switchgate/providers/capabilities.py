@@ -13,6 +13,9 @@ implements the ones it serves and declares them in `ProviderKind.endpoints`:
     responses     ResponsesProvider
     realtime      RealtimeProvider
 
+`HostedToolMapper` (chat): the upstream's own hosted tools (web search) that a client's
+hosted tools of another dialect become, for a given upstream model.
+
 `Authorizer` is orthogonal: a kind whose credentials must be fetched before a call (an
 OAuth access token from a service account) implements it, and the relay awaits it after
 choosing a channel and before building the request. Everything else is pure: providers
@@ -33,6 +36,7 @@ from switchgate.core.response import ChatResponse
 from switchgate.core.usage import Usage
 from switchgate.errors import GatewayError
 from switchgate.providers.base import StreamDecoder, Target, UpstreamRequest, UsageMeter
+from switchgate.providers.hosted_tools import HostedToolMap
 
 
 @runtime_checkable
@@ -57,6 +61,21 @@ class ChatProvider(Protocol):
     def chat_stream_decoder(self, request: ChatRequest) -> StreamDecoder: ...
 
     def classify_error(self, status: int, body: bytes) -> GatewayError: ...
+
+
+@runtime_checkable
+class HostedToolMapper(Protocol):
+    """A ChatProvider whose upstream runs hosted tools (web search) of its own: the map
+    (providers/hosted_tools.py) for one call's upstream model (`target.upstream_model`
+    and the channel's options), or None where that model gets none. Client hosted tools
+    sent to an adapter without it are dropped and named (x-switchgate-dropped-tools)."""
+
+    def hosted_tools(self, target: Target) -> HostedToolMap | None: ...
+
+
+def hosted_tool_map(adapter: object, target: Target) -> HostedToolMap | None:
+    """What `adapter` maps a client's hosted tools to for this target (None: nothing)."""
+    return adapter.hosted_tools(target) if isinstance(adapter, HostedToolMapper) else None
 
 
 @runtime_checkable

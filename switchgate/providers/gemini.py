@@ -45,7 +45,7 @@ from switchgate.providers.gemini_stream import (
     gemini_usage_from_body,
     parse_gemini_response,
 )
-from switchgate.providers.hosted_tools import upstream_tools
+from switchgate.providers.hosted_tools import GEMINI_TOOLS, HostedToolMap, upstream_tools
 from switchgate.providers.system_messages import hoist_system
 from switchgate.wire.gemini_parts import model_parts
 
@@ -291,7 +291,7 @@ def build_gemini_body(request: ChatRequest, schemas: SchemaCache | None = None) 
     if system:
         body["systemInstruction"] = {"parts": system}
     tools, tool_config = _tool_fields(request, schemas)
-    tools += upstream_tools(request, "gemini")  # other dialects' hosted tools
+    tools += upstream_tools(request, GEMINI_TOOLS)  # other dialects' hosted tools
     generation = _generation_config(request)
     rest: dict[str, Any] = {}
     for key, value in request.extras.get("gemini", {}).items():
@@ -349,6 +349,10 @@ class GeminiProvider:
 
     def __init__(self) -> None:
         self.schemas = SchemaCache()  # tool schemas cleaned, by their JSON
+
+    def hosted_tools(self, target: Target) -> HostedToolMap:
+        """Google Search grounding for other dialects' web search (HostedToolMapper)."""
+        return GEMINI_TOOLS
 
     def build_chat_request(self, request: ChatRequest, target: Target) -> UpstreamRequest:
         action = "streamGenerateContent" if request.stream else "generateContent"

@@ -217,11 +217,14 @@ class StreamUsageMeter(BlockMeter):
 
 class ImageStreamMeter:
     """Image streams (`stream: true`, gpt-image): each `image_generation.completed` /
-    `image_edit.completed` event is one image, with its size, quality and usage."""
+    `image_edit.completed` event is one image, with its size, quality and usage;
+    `partials` counts the `*.partial_image` events since the last of them (what a stream
+    that ends early delivered without a usage)."""
 
     def __init__(self) -> None:
         self._sse = SSEParser()
         self.images = 0
+        self.partials = 0
         self.size: str | None = None
         self.quality: str | None = None
         self.usage: Usage | None = None
@@ -231,9 +234,12 @@ class ImageStreamMeter:
             chunk = _json(event.data.encode())
             kind = chunk.get("type") if isinstance(chunk, dict) else None
             if not isinstance(kind, str) or not kind.endswith(".completed"):
+                if isinstance(kind, str) and kind.endswith(".partial_image"):
+                    self.partials += 1
                 continue
             assert isinstance(chunk, dict)
             self.images += 1
+            self.partials = 0  # the completed image's usage counts its partial images
             size, quality = chunk.get("size"), chunk.get("quality")
             self.size = size if isinstance(size, str) else self.size
             self.quality = quality if isinstance(quality, str) else self.quality

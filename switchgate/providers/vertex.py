@@ -34,15 +34,17 @@ from switchgate.providers.gemini_stream import (
     parse_gemini_response,
     scrub,
 )
+from switchgate.providers.hosted_tools import ANTHROPIC_TOOLS, GEMINI_TOOLS, HostedToolMap
 from switchgate.providers.vertex_address import (
     DEFAULT_BASE_URL,
     bearer_headers,
     method_url,
     split_model,
 )
-from switchgate.providers.vertex_auth import TokenCache, parse_service_account
+from switchgate.providers.vertex_auth import TokenCache
 from switchgate.providers.vertex_embed import (
     VERTEX_EMBED_BATCH_LIMIT,
+    batch_limit,
     build_predict_request,
     parse_predict_response,
 )
@@ -136,7 +138,7 @@ class VertexProvider:
     async def authorize(self, target: Target) -> Target:
         """The target with `authorization: Bearer <access token>` among its headers and
         the project resolved (option `project`, else the key's `project_id`)."""
-        account = parse_service_account(target.api_key)
+        account = self.tokens.account(target.api_key)
         if account is None:
             token = target.api_key.strip()
             if not token:
@@ -153,6 +155,12 @@ class VertexProvider:
         return replace(target, extra_headers=headers, options=options)
 
     # ------------------------------------------------------------ chat
+
+    def hosted_tools(self, target: Target) -> HostedToolMap:
+        """The publisher's own search tool (HostedToolMapper): Claude's bodies are
+        Anthropic's, Gemini's Google's."""
+        publisher, _ = split_model(target)
+        return ANTHROPIC_TOOLS if publisher == "anthropic" else GEMINI_TOOLS
 
     def build_chat_request(self, request: ChatRequest, target: Target) -> UpstreamRequest:
         publisher, model = split_model(target)
@@ -216,9 +224,16 @@ class VertexProvider:
             )
         url = method_url(target, publisher, model, "predict")
         task = target.options.get("embedding_task_type")
+        task_type = task if isinstance(task, str) else None
+        headers = bearer_headers(target)
         return build_predict_request(
-            texts, dimensions, url, bearer_headers(target), task if isinstance(task, str) else None
+            texts, dimensions, url, headers, task_type, limit=batch_limit(model)
         )
+
+    def embeddings_batch_limit_for(self, model: str) -> int:
+        """ModelBatchLimit: one text per request for gemini-embedding models, 8 for the
+        text-embedding models (vertex_embed.py)."""
+        return batch_limit(model)
 
     def parse_embeddings_response(self, body: bytes) -> EmbeddingsResult:
         vectors, tokens = parse_predict_response(body)

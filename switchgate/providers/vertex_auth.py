@@ -16,7 +16,6 @@ an error message or a log line.
 import asyncio
 import datetime
 import functools
-import hashlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -149,14 +148,22 @@ class TokenCache:
         self._margin = margin
         self._transport = transport
         self._budget = budget
+        # By channel key (the same string object every call: its hash is cached).
+        self._accounts: dict[str, ServiceAccount | None] = {}
         self._entries: dict[str, _Entry] = {}
 
+    def account(self, key: str) -> ServiceAccount | None:
+        """parse_service_account(key), parsed once per key."""
+        try:
+            return self._accounts[key]
+        except KeyError:
+            account = self._accounts[key] = parse_service_account(key)
+            return account
+
     def _entry(self, key: str, account: ServiceAccount) -> _Entry:
-        digest = hashlib.sha256(key.encode()).hexdigest()  # the dict holds no key text
-        entry = self._entries.get(digest)
+        entry = self._entries.get(key)
         if entry is None:
-            entry = _Entry(account, _credentials(account))
-            self._entries[digest] = entry
+            entry = self._entries[key] = _Entry(account, _credentials(account))
         return entry
 
     def _fresh(self, credentials: Any) -> str | None:
@@ -201,7 +208,7 @@ class TokenCache:
 
     def refreshes(self, key: str) -> int:
         """How many times `key`'s token was fetched (for tests and diagnostics)."""
-        entry = self._entries.get(hashlib.sha256(key.encode()).hexdigest())
+        entry = self._entries.get(key)
         return entry.refreshes if entry is not None else 0
 
     def forget(self) -> None:

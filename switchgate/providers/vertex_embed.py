@@ -6,9 +6,11 @@
                "statistics": {"token_count": N, "truncated": false}}}, ...],
                "metadata": {"billableCharacterCount": N}}
 
-gemini-embedding-001 takes one instance per request (text-embedding-005 and
-text-multilingual-embedding-002 take up to 250): calls are sent one text per request,
-which every model accepts; the relay sends a call's batches a few at a time.
+Batch sizes: gemini-embedding models take one instance per request; the text-embedding
+models (text-embedding-005, text-multilingual-embedding-002) take up to 250 texts but at
+most 20,000 input tokens per request, each text counting up to 2,048 tokens, so they get
+8 texts per request (8 x 2,048 < 20,000 whatever the texts). The relay sends a call's
+batches a few at a time.
 """
 
 from collections.abc import Sequence
@@ -18,7 +20,14 @@ from switchgate import jsonutil
 from switchgate.errors import ErrorKind, GatewayError, invalid
 from switchgate.providers.base import UpstreamRequest
 
-VERTEX_EMBED_BATCH_LIMIT: Final = 1  # instances per :predict (gemini-embedding-001's limit)
+VERTEX_EMBED_BATCH_LIMIT: Final = 1  # instances per :predict that every model accepts
+TEXT_EMBEDDING_BATCH_LIMIT: Final = 8  # text-embedding-*: 8 x 2,048 tokens < 20,000
+
+
+def batch_limit(model: str) -> int:
+    """Instances per :predict for `model` (an id, or publishers/google/models/{id})."""
+    name = model.rsplit("/", 1)[-1]
+    return VERTEX_EMBED_BATCH_LIMIT if "gemini" in name else TEXT_EMBEDDING_BATCH_LIMIT
 
 
 def build_predict_request(
@@ -27,11 +36,13 @@ def build_predict_request(
     url: str,
     headers: dict[str, str],
     task_type: str | None = None,
+    limit: int = VERTEX_EMBED_BATCH_LIMIT,
 ) -> UpstreamRequest:
+    """`limit`: the model's batch_limit (the relay splits calls by it)."""
     if not texts:
         raise invalid("input must not be empty", param="input")
-    if len(texts) > VERTEX_EMBED_BATCH_LIMIT:
-        raise ValueError(f"{len(texts)} texts in one batch (at most {VERTEX_EMBED_BATCH_LIMIT})")
+    if len(texts) > limit:
+        raise ValueError(f"{len(texts)} texts in one batch (at most {limit})")
     instances: list[dict[str, Any]] = []
     for text in texts:
         instance: dict[str, Any] = {"content": text}

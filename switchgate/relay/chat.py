@@ -9,8 +9,8 @@ from switchgate.billing.pricing import estimate_input_tokens, token_cost, token_
 from switchgate.catalogue.limits import check_request
 from switchgate.errors import ErrorKind, GatewayError
 from switchgate.providers.base import Target, UpstreamRequest
-from switchgate.providers.capabilities import ChatProvider, NativeDialect
-from switchgate.providers.hosted_tools import dropped_header, without_hosted_tools
+from switchgate.providers.capabilities import ChatProvider, NativeDialect, hosted_tool_map
+from switchgate.providers.hosted_tools import dropped_header, without_hosted, without_hosted_tools
 from switchgate.relay import paid_options, policy
 from switchgate.relay.asgi import Responder
 from switchgate.relay.attempt import attempt
@@ -97,9 +97,10 @@ class _ChatRoute:
         # Hosted tools: mapped to the vendor's own (paid) tool where the channel allows it,
         # else dropped; either way what was left out is named in a response header.
         paid = not request.hosted_tools or paid_options.allows_hosted_tools(channel)
-        self.dropped = dropped_header(request, provider.kind, mapped=paid)
+        hosted = hosted_tool_map(provider, target) if request.hosted_tools else None
+        self.dropped = dropped_header(request, hosted, mapped=paid)
         if not paid:
-            request = replace(request, hosted_tools=())
+            request = without_hosted(request)
         return provider.build_chat_request(request, target)
 
     def classify(self, channel: Channel, status: int, body: bytes) -> GatewayError:

@@ -44,6 +44,7 @@ from switchgate.providers.registry import AUDIO, ProviderKind
 from switchgate.relay.asgi import Receive, Scope, Send
 from switchgate.relay.gate import parse_json_object
 from switchgate.relay.simple import Delivery, Exchange, MediaEndpoint, handle_media, openai_shaped
+from switchgate.relay.stream_check import STREAM_ENDS
 from switchgate.relay.upstream import UpstreamResponse, read_all
 from switchgate.state import AppState
 from switchgate.wire.forms import parse_form
@@ -76,8 +77,15 @@ class SpeechExchange(Exchange):
         return passthrough_json(openai_shaped(kind, AUDIO), target, "audio/speech", dict(self.body))
 
     async def relay(self, delivery: Delivery, response: UpstreamResponse) -> None:
+        headers = _headers(response, "audio/mpeg")
+        sse = headers[0][1].startswith(b"text/event-stream")  # `stream_format: "sse"`
         try:
-            await delivery.stream(response, _headers(response, "audio/mpeg"))
+            if sse:  # checked: garbled or unfinished ends with an error event
+                await delivery.stream(
+                    response, headers, in_band_errors=True, end=STREAM_ENDS["speech"]
+                )
+            else:
+                await delivery.stream(response, headers)
         finally:
             if delivery.outcome.ttft is not None:  # audio reached the client
                 cost = speech_cost(delivery.price, self.characters, self.tokens)
@@ -110,8 +118,12 @@ class TranscriptionExchange(Exchange):
     def build(self, kind: ProviderKind, target: Target) -> UpstreamRequest:
         return form_request(openai_shaped(kind, AUDIO), target, self.path, self.call.form)
 
-    def _bill(self, delivery: Delivery, meter: TranscriptMeter, text: str) -> None:
-        seconds, guessed = meter.seconds or self.wav, False
+    def _bill(
+        self, delivery: Delivery, meter: TranscriptMeter, text: str, *, finished: bool = True
+    ) -> None:
+        """`finished`: False for a stream that ended before its `transcript.text.done`
+        (or with an error): billed as estimated, whatever it reported."""
+        seconds, guessed = meter.seconds or self.wav, not finished
         if seconds is None:
             seconds, guessed = self._estimate(ESTIMATE_BYTES_PER_SECOND), True
         whole_seconds = billable_seconds(seconds)
@@ -124,6 +136,7 @@ class TranscriptionExchange(Exchange):
                 output_tokens=self.state.tokenizer.count(text),
                 estimated=True,
             )
+            usage = usage if finished else replace(usage, estimated=True)
         delivery.bill(transcription_cost(delivery.price, whole_seconds, usage), usage)
 
     async def relay(self, delivery: Delivery, response: UpstreamResponse) -> None:
@@ -132,10 +145,16 @@ class TranscriptionExchange(Exchange):
             stream_meter = StreamUsageMeter()
             try:
                 await delivery.stream(
-                    response, _headers(response, content_type), meter=stream_meter.feed
+                    response,
+                    _headers(response, content_type),
+                    meter=stream_meter.feed,
+                    in_band_errors=True,
+                    end=STREAM_ENDS["transcription"],
                 )
             finally:
-                self._bill(delivery, stream_meter.transcript(), stream_meter.text())
+                meter = stream_meter.transcript()
+                finished = delivery.outcome.error is None
+                self._bill(delivery, meter, stream_meter.text(), finished=finished)
             return
         data = await read_all(response)
         is_json = content_type.startswith("application/json")

@@ -9,6 +9,7 @@ or by the upstream's token usage when the price has no image keys.
 """
 
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Final
 
 from switchgate.billing.media_pricing import image_cost, image_hold
@@ -27,6 +28,7 @@ from switchgate.providers.registry import IMAGES, ProviderKind
 from switchgate.relay.asgi import Receive, Scope, Send
 from switchgate.relay.gate import parse_json_object
 from switchgate.relay.simple import Delivery, Exchange, MediaEndpoint, handle_media, openai_shaped
+from switchgate.relay.stream_check import STREAM_ENDS
 from switchgate.relay.upstream import UpstreamResponse, read_all
 from switchgate.state import AppState
 from switchgate.wire.forms import Form, parse_form
@@ -35,6 +37,10 @@ from switchgate.wire.forms import Form, parse_form
 # at 1536x1024 makes about 6,200).
 HOLD_OUTPUT_TOKENS_PER_IMAGE: Final = 8192
 HOLD_INPUT_TOKENS_PER_UPLOAD: Final = 4096
+# What OpenAI bills for each partial image of a stream (`partial_images`), in output tokens
+# on top of the final image's: used for partial images delivered by a stream that ended
+# before its `*.completed` event (the usage of a finished image counts its partials).
+PARTIAL_IMAGE_OUTPUT_TOKENS: Final = 100
 
 
 class ImagesExchange(Exchange):
@@ -91,12 +97,31 @@ class ImagesExchange(Exchange):
         meter = ImageStreamMeter()
         try:
             headers = [(b"content-type", content_type.encode("latin-1"))]
-            await delivery.stream(response, headers, meter=meter.feed)
+            await delivery.stream(
+                response,
+                headers,
+                meter=meter.feed,
+                in_band_errors=True,  # a garbled or unfinished stream ends with an error
+                end=STREAM_ENDS["images"],
+            )
         finally:
             size = meter.size or self.request.size
             quality = meter.quality or self.request.quality
-            cost = image_cost(delivery.price, meter.images, size, quality, meter.usage)
-            delivery.bill(cost, meter.usage or Usage())
+            usage = meter.usage
+            if delivery.outcome.error is not None and delivery.outcome.ttft is not None:
+                usage = self._delivered(delivery, meter)
+            cost = image_cost(delivery.price, meter.images, size, quality, usage)
+            delivery.bill(cost, usage or Usage())
+
+    def _delivered(self, delivery: Delivery, meter: ImageStreamMeter) -> Usage:
+        """The usage of a stream that ended early, marked estimated: what its completed
+        images reported (else the prompt's tokens), plus the partial images delivered
+        after them at OpenAI's rate for a partial image."""
+        reported = meter.usage or Usage(
+            input_tokens=delivery.state.tokenizer.count(self.request.prompt)
+        )
+        extra = meter.partials * PARTIAL_IMAGE_OUTPUT_TOKENS
+        return replace(reported, output_tokens=reported.output_tokens + extra, estimated=True)
 
 
 def _generation(state: AppState, raw: bytes, headers: Mapping[str, str]) -> Exchange:

@@ -50,6 +50,14 @@ STREAM_ENDS: Final[dict[str, End]] = {
         _ERROR_DATA,
     ),
     "responses": _typed("response.completed", "response.failed", "response.incomplete", "error"),
+    # OpenAI's media streams (relay/routes_audio.py, routes_images.py): their last event,
+    # or an error (an `error` event, or chat's `{"error": ...}`)
+    "speech": (*_typed("speech.audio.done", "error"), _ERROR_DATA),
+    "transcription": (*_typed("transcript.text.done", "error"), _ERROR_DATA),
+    "images": (
+        *_typed("image_generation.completed", "image_edit.completed", "error"),
+        _ERROR_DATA,
+    ),
 }
 
 
@@ -76,10 +84,13 @@ class EventCheck:
     upstreams rarely do), stops at the first `data:` line that is not JSON-shaped, and
     notes whether the stream's end (`end`, see STREAM_ENDS) went by: `ended`."""
 
-    __slots__ = ("_end", "_tail", "ended")
+    __slots__ = ("_end", "_more", "_tail", "ended")
 
     def __init__(self, end: End | None = None) -> None:
         self._tail = b""  # an incomplete last line, waiting for the rest
+        # ... and the chunks of it that came since, without a newline: a long line (a
+        # base64 image or audio event of megabytes) is joined once, not once per chunk
+        self._more: list[bytes] = []
         self._end = end
         self.ended = end is None  # no end to wait for: always "ended"
 
@@ -92,6 +103,13 @@ class EventCheck:
             if not self.ended:
                 self._look(chunk)
             return chunk, True
+        if self._tail:
+            if b"\n" not in chunk:  # the long line goes on
+                self._more.append(chunk)
+                return b"", True
+            if self._more:
+                self._tail = b"".join((self._tail, *self._more))
+                self._more.clear()
         data = self._tail + chunk if self._tail else chunk
         end = data.rfind(b"\n") + 1
         self._tail = data[end:]
@@ -120,7 +138,8 @@ class EventCheck:
 
     def rest(self) -> bytes:
         """What is left at the end of the stream (a last line without its newline)."""
-        tail, self._tail = self._tail, b""
+        tail, self._tail = b"".join((self._tail, *self._more)), b""
+        self._more.clear()
         if tail and not self.ended:
             self._look(tail)
         return tail

@@ -198,7 +198,17 @@ def test_image_stream_meter_counts_completed_images() -> None:
         b'"usage":{"input_tokens":5,"output_tokens":272,"total_tokens":277}}\n\n'
     )
     assert (meter.images, meter.size, meter.quality) == (1, "1024x1536", "low")
-    assert meter.usage == Usage(5, 272)
+    assert meter.usage == Usage(5, 272) and meter.partials == 0
+
+
+def test_image_stream_meter_counts_the_partial_images_after_the_last_completed() -> None:
+    meter = ImageStreamMeter()
+    partial = b'event: image_edit.partial_image\ndata: {"type":"image_edit.partial_image"}\n\n'
+    meter.feed(partial * 2)
+    assert (meter.images, meter.partials, meter.usage) == (0, 2, None)
+    meter.feed(b'data: {"type":"image_edit.completed","usage":{"output_tokens":300}}\n\n')
+    meter.feed(partial)
+    assert (meter.images, meter.partials, meter.usage) == (1, 1, Usage(0, 300))
 
 
 def test_completion_text() -> None:

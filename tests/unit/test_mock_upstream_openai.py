@@ -11,6 +11,7 @@ import pytest
 
 from switchgate import jsonutil
 from switchgate.testing import MockConfig, MockUpstream, start_mock_upstream
+from switchgate.testing.mock_upstream.assets import PNG
 
 WEATHER_TOOL: Any = {
     "type": "function",
@@ -437,6 +438,24 @@ async def test_transcription_stream(client: openai.AsyncOpenAI) -> None:
     assert done.type == "transcript.text.done"
     assert deltas == done.text == "Mock transcription of a.mp3, 1600 bytes."
     assert done.usage is not None and done.usage.type == "tokens"
+
+
+async def test_image_streams_send_partial_images_then_the_image(
+    client: openai.AsyncOpenAI,
+) -> None:
+    generated = await client.images.generate(
+        model="gpt-image-1", prompt="a fox", stream=True, partial_images=2
+    )
+    events = [event async for event in generated]
+    kinds = [e.type for e in events]
+    assert kinds == ["image_generation.partial_image"] * 2 + ["image_generation.completed"]
+    done = events[-1]
+    assert done.type == "image_generation.completed" and done.b64_json
+    assert done.usage.output_tokens == 100 + 2 * 100  # the image and its partial images
+    edited = await client.images.edit(
+        model="gpt-image-1", image=("a.png", PNG, "image/png"), prompt="a hat", stream=True
+    )
+    assert [e.type async for e in edited] == ["image_edit.completed"]  # no partials asked
 
 
 async def test_speech_sse(upstream: MockUpstream) -> None:

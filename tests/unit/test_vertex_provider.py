@@ -1,16 +1,10 @@
-"""Golden tests for the Vertex AI provider (tests/golden/vertex_provider/*.json), in the
-fixture schema of tests/golden/anthropic_provider (IR encoded by tests/unit/_golden_ir.py):
-
-  request_*   input {"request": IR, "target"}   -> expected {"upstream": ...} or {"error"}
-  response_*  input {"body"} or {"raw"}         -> expected {"response": IR} or {"error"}
-  stream_*    input {"sse": [lines]}            -> expected {"events": [IR ...]}
-  classify_*  input {"status", "body"}          -> expected GatewayError (with "status")
-
-The Gemini bodies are checked against google-genai's own request types and the Claude
-bodies against the anthropic SDK's, so a golden cannot bless a body the vendors refuse.
+"""The Vertex AI provider beyond what the conformance suite checks of its goldens
+(tests/golden/vertex_provider, run by tests/unit/test_provider_conformance.py): the
+request goldens' bodies are also checked against google-genai's own request types and
+the anthropic SDK's, so a golden cannot bless a body the vendors refuse; the stream
+sniffing, the :predict shapes and the per-model embedding batch limits.
 """
 
-import random
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +16,7 @@ from pydantic import TypeAdapter
 from switchgate import jsonutil
 from switchgate.errors import GatewayError
 from switchgate.providers.base import Target, UpstreamRequest
+from switchgate.providers.capabilities import ModelBatchLimit
 from switchgate.providers.vertex import VertexProvider, stream_publisher
 from switchgate.providers.vertex_embed import build_predict_request, parse_predict_response
 from tests.unit._golden_ir import dump, load
@@ -48,11 +43,6 @@ def _upstream(up: UpstreamRequest) -> dict[str, Any]:
         "headers": up.headers,
         "body": jsonutil.loads(up.body),
     }
-
-
-def _split(data: bytes, rng: random.Random) -> list[bytes]:
-    cuts = sorted(rng.sample(range(1, len(data)), k=min(len(data) - 1, rng.randint(1, 30))))
-    return [data[a:b] for a, b in zip([0, *cuts], [*cuts, len(data)], strict=True)]
 
 
 def _check_with_sdk_types(up: dict[str, Any]) -> None:
@@ -83,42 +73,6 @@ def test_build_chat_request(case: dict[str, Any]) -> None:
     upstream = _upstream(VertexProvider().build_chat_request(request, target))
     assert upstream == case["expected"]["upstream"]
     _check_with_sdk_types(upstream)
-
-
-@pytest.mark.parametrize("case", _cases("response"))
-def test_parse_chat_response(case: dict[str, Any]) -> None:
-    given, expected = case["input"], case["expected"]
-    raw = given["raw"].encode() if "raw" in given else jsonutil.dumps(given["body"])
-    if "response" in expected:
-        assert dump(VertexProvider().parse_chat_response(raw, REQUEST)) == expected["response"]
-    else:
-        with pytest.raises(GatewayError) as info:
-            VertexProvider().parse_chat_response(raw, REQUEST)
-        assert _error(info.value) == expected["error"]
-
-
-@pytest.mark.parametrize("case", _cases("stream"))
-def test_stream_decoder(case: dict[str, Any]) -> None:
-    data = ("\n".join(case["input"]["sse"]) + "\n").encode()
-    expected = case["expected"]["events"]
-
-    def decode(chunks: list[bytes]) -> Any:
-        decoder = VertexProvider().chat_stream_decoder(REQUEST)
-        return dump([e for c in chunks for e in decoder.feed(c)] + decoder.finish())
-
-    assert decode([data]) == expected
-    assert decode([data[i : i + 1] for i in range(len(data))]) == expected
-    for seed in range(10):
-        assert decode(_split(data, random.Random(seed))) == expected, seed
-
-
-@pytest.mark.parametrize("case", _cases("classify"))
-def test_classify_error(case: dict[str, Any]) -> None:
-    given = case["input"]
-    body = given["body"] if isinstance(given["body"], str) else jsonutil.dumps_str(given["body"])
-    err = VertexProvider().classify_error(given["status"], body.encode())
-    assert _error(err) == case["expected"]
-    assert "ya29." not in err.message and "PRIVATE KEY" not in err.message
 
 
 # ---------------------------------------------------------------- small properties
@@ -163,7 +117,40 @@ def test_predict_request_and_response() -> None:
     with pytest.raises(GatewayError):
         parse_predict_response(b'{"predictions": [{"values": [1]}]}')
     with pytest.raises(ValueError):
-        build_predict_request(["a", "b"], None, "u", {})
+        build_predict_request(["a", "b"], None, "u", {})  # one text: gemini-embedding models
+    assert (
+        len(
+            jsonutil.loads(build_predict_request(["a"] * 8, None, "u", {}, limit=8).body)[
+                "instances"
+            ]
+        )
+        == 8
+    )
+
+
+@pytest.mark.parametrize(
+    ("model", "limit"),
+    [
+        ("gemini-embedding-001", 1),
+        ("publishers/google/models/gemini-embedding-001", 1),
+        ("text-embedding-005", 8),
+        ("text-multilingual-embedding-002", 8),
+    ],
+)
+def test_embedding_batch_limit_follows_the_model(model: str, limit: int) -> None:
+    provider = VertexProvider()
+    assert isinstance(provider, ModelBatchLimit)
+    assert provider.embeddings_batch_limit_for(model) == limit
+    target = Target(
+        "https://aiplatform.googleapis.com",
+        "ya29.t",
+        model,
+        {"authorization": "Bearer ya29.t"},
+        options={"project": "p"},
+    )
+    provider.build_embeddings_request(["x"] * limit, None, target)
+    with pytest.raises(ValueError):
+        provider.build_embeddings_request(["x"] * (limit + 1), None, target)
 
 
 def test_claude_has_no_embeddings() -> None:

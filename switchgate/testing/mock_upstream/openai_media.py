@@ -1,4 +1,5 @@
-"""OpenAI images (§2.3: generations, multipart edits, `GET /files/{name}.png`) and audio
+"""OpenAI images (§2.3: generations, multipart edits, `GET /files/{name}.png`, streamed as
+SSE with partial images for `stream: true`) and audio
 (§2.4: speech as streamed bytes or SSE, multipart transcriptions and translations)."""
 
 import base64
@@ -20,6 +21,7 @@ from .state import MockState
 
 PNG_B64: Final = base64.b64encode(PNG).decode()
 IMAGE_OUTPUT_TOKENS: Final = 100  # per generated image (gpt-image usage)
+PARTIAL_IMAGE_OUTPUT_TOKENS: Final = 100  # per partial image of a stream, as OpenAI bills
 BYTES_PER_SECOND_GUESS: Final = 16_000  # 128 kbit/s, for audio that isn't a parseable WAV
 _TEXT_FORMATS: Final = ("text", "srt", "vtt")
 _LABELS: Final = {"transcribe": "transcription", "translate": "translation"}
@@ -133,6 +135,52 @@ class OpenAIMedia:
             result["quality"] = fields.get("quality") or "high"
         return result
 
+    async def _image_stream(
+        self, request: web.Request, fields: dict[str, Any], prompt: str, kind: str
+    ) -> web.StreamResponse:
+        """gpt-image `stream: true`: per image, `partial_images` (0-3)
+        `{kind}.partial_image` events, then `{kind}.completed` with the image's usage
+        (each partial image counts PARTIAL_IMAGE_OUTPUT_TOKENS more), each with its
+        `event:` name."""
+        partials = str(fields.get("partial_images") or 0)
+        if not partials.isdigit() or int(partials) > 3:
+            return openai_error(400, "'partial_images' must be 0 to 3.", param="partial_images")
+        result = self._images(request, {**fields, "model": "gpt-image-1"}, prompt)
+        common = {
+            "background": fields.get("background") or "auto",
+            "output_format": result["output_format"],
+            "quality": result["quality"],
+            "size": result["size"],
+        }
+        words = max(1, count_words(prompt))
+        output = IMAGE_OUTPUT_TOKENS + PARTIAL_IMAGE_OUTPUT_TOKENS * int(partials)
+        usage = {
+            "input_tokens": words,
+            "input_tokens_details": {"text_tokens": words, "image_tokens": 0},
+            "output_tokens": output,
+            "total_tokens": words + output,
+        }
+        events: list[bytes] = []
+        for _ in result["data"]:
+            for index in range(int(partials)):
+                partial = {
+                    "type": f"{kind}.partial_image",
+                    "b64_json": PNG_B64,
+                    "created_at": int(time.time()),
+                    "partial_image_index": index,
+                    **common,
+                }
+                events.append(sse(jsonutil.dumps(partial), partial["type"]))
+            done = {
+                "type": f"{kind}.completed",
+                "b64_json": PNG_B64,
+                "created_at": int(time.time()),
+                "usage": usage,
+                **common,
+            }
+            events.append(sse(jsonutil.dumps(done), done["type"]))
+        return await send_stream(request, events)
+
     async def generations(self, request: web.Request) -> web.StreamResponse:
         body = await self.state.intake(request)
         if not bearer_ok(request, self.state.config.accepted):
@@ -140,6 +188,8 @@ class OpenAIMedia:
         if not isinstance(body, dict) or not isinstance(body.get("prompt"), str):
             return openai_error(400, "'prompt' is a required property.", param="prompt")
         _, early = await self._prelude(body["prompt"])
+        if early is None and body.get("stream") is True:
+            return await self._image_stream(request, body, body["prompt"], "image_generation")
         return early or json_response(self._images(request, body, body["prompt"]))
 
     async def edits(self, request: web.Request) -> web.StreamResponse:
@@ -155,6 +205,8 @@ class OpenAIMedia:
         if not prompt:
             return openai_error(400, "'prompt' is a required property.", param="prompt")
         _, early = await self._prelude(prompt)
+        if early is None and _str(form, "stream") == "true":
+            return await self._image_stream(request, dict(form), prompt, "image_edit")
         return early or json_response(self._images(request, dict(form), prompt))
 
     async def file(self, request: web.Request) -> web.StreamResponse:

@@ -18,6 +18,7 @@ from switchgate.cli.bulk import add_bulk_commands, export_logs, generate_codes
 from switchgate.cli.catalogue import add_catalogue_commands, run_catalogue
 from switchgate.cli.channel_keys import add_key_commands, run_channel_keys
 from switchgate.cli.channel_test import CommandFailed, add_test_command, run_channel_test
+from switchgate.cli.charges import add_charges_commands, run_charges
 from switchgate.cli.config_file import ConfigError, apply_config, read_config
 from switchgate.cli.ops import Ops
 from switchgate.cli.prices import add_price_commands, run_prices
@@ -143,6 +144,7 @@ def _parser() -> argparse.ArgumentParser:
 
     add_price_commands(sub)
     add_audit_commands(sub)
+    add_charges_commands(sub)
     add_secret_key_commands(sub)
     add_catalogue_commands(sub)
     add_bulk_commands(sub)
@@ -353,6 +355,8 @@ HANDLERS: dict[tuple[str, str], Handler] = {
     ("config", ""): _config,
     ("secret-key", "rotate"): run_secret_key,
     ("audit", "list"): run_audit,
+    ("charges", "failed"): run_charges,
+    ("charges", "retry"): run_charges,
 }
 
 

@@ -4,7 +4,10 @@ from the tokenizer; one charge the database refuses does not stop the others, no
 SIGTERM shutdown; prices no column could hold are refused wherever they are set."""
 
 import signal
+import subprocess
+import sys
 from collections.abc import Iterator
+from subprocess import PIPE
 from typing import Any
 
 import anthropic
@@ -14,8 +17,10 @@ import pytest
 from google import genai
 from sqlalchemy import select, update
 
+from switchgate import jsonutil
+from switchgate.audit.actions import list_entries
 from switchgate.cli.ops import Ops
-from switchgate.money import MAX_AMOUNT, UNITS_PER_USD
+from switchgate.money import MAX_AMOUNT, UNITS_PER_USD, format_usd_exact
 from switchgate.storage.db import now_ms
 from switchgate.storage.tables import ledger, users
 from tests.conftest import ADMIN_EMAIL, ADMIN_PASSWORD, Gateway, config_toml
@@ -32,7 +37,7 @@ from tests.e2e.billing_support import (  # noqa: F401 - two_workers is a fixture
     user_id,
 )
 from tests.e2e.console_client import Console
-from tests.support import Process, free_port, gateway_env, run_cli, wait_for
+from tests.support import ROOT, Process, free_port, gateway_env, run_cli, wait_for
 
 FAULTS = [
     "[[mock:usage_output=-100000]]",  # the issue's credit of 0.999999999997 USD
@@ -99,6 +104,7 @@ def database_url(request: pytest.FixtureRequest) -> Iterator[str | None]:
     yield from database_urls(request.param)
 
 
+@pytest.mark.timeout(150)  # then the CLI, a process per command
 def test_a_charge_the_database_refuses_stops_neither_charging_nor_shutdown(
     tmp_path_factory: pytest.TempPathFactory, mock_upstream: Process, database_url: str | None
 ) -> None:
@@ -147,6 +153,54 @@ def _poisoned_then_sigterm(gw: Gateway) -> None:
     assert leases(gw) == 0, "every lease handed back"
     assert "could not be written" in gw.process.log()
     assert len(logs(gw, payer)) == 20 and len(logs(gw, poisoned)) == 1
+    _retried_by_cli(gw, poisoned, failed)
+
+
+def _retried_by_cli(gw: Gateway, email: str, failed: Any) -> None:
+    """`charges failed` lists the charge; `charges retry` is refused while the cause
+    lasts, then, with the balance back in range, charges it exactly once even when two
+    retries race."""
+    env, cost = gw.env, int(failed.cost)
+    listed = run_cli(env, "charges", "failed").stdout
+    assert f"#{failed.id} " in listed and email in listed and "ChargeRefused" in listed
+    assert f"${format_usd_exact(cost)}" in listed
+    [row] = [
+        jsonutil.loads(line)
+        for line in run_cli(env, "charges", "failed", "--json").stdout.splitlines()
+    ]
+    assert row["id"] == failed.id and row["email"] == email and row["amount_units"] == cost
+    assert row["request_id"] == failed.request_id and row["failed_at"] > 0
+
+    refused = run_cli(env, "charges", "retry", str(failed.id), check=False)
+    assert refused.returncode == 2 and "not applied" in refused.stderr, refused
+    assert "Traceback" not in refused.stderr
+    assert len(failures(gw)) == 1 and charges(gw, email) == (0, 0)  # rolled back
+
+    async def credit(ops: Ops) -> None:  # the operator puts the balance back in range
+        await ops.add_balance(email, 10 * UNITS_PER_USD, "fixed", actor="cli")
+
+    gw.ops(credit)
+    before = gw.balance(email)
+    command = [sys.executable, "-m", "switchgate", "charges", "retry", str(failed.id)]
+    racers = [
+        subprocess.Popen(command, env=env, cwd=ROOT, stdout=PIPE, stderr=PIPE, text=True)
+        for _ in range(2)
+    ]
+    results = sorted((p.wait(timeout=60), p.communicate()) for p in racers)
+    (won, (out, _)), (lost, (_, err)) = results
+    assert (won, lost) == (0, 2), results
+    assert email in out and "no failed charge" in err
+    assert gw.balance(email) == before - cost  # == sum(ledger), checked by balance()
+    assert charges(gw, email) == (1, cost) and failures(gw) == []
+    again = run_cli(env, "charges", "retry", str(failed.id), check=False)
+    assert again.returncode == 2 and "already retried" in again.stderr
+
+    async def audited(ops: Ops) -> list[dict[str, Any]]:
+        async with ops.db.connect() as conn:
+            return await list_entries(conn, action="charges retry")
+
+    [entry] = gw.ops(audited)
+    assert failed.request_id in entry["detail"] and entry["target"] == email
 
 
 def test_prices_no_column_can_hold_are_refused_with_a_clear_error(

@@ -31,7 +31,7 @@ from switchgate.providers.cohere_embed import (
 from switchgate.providers.cohere_request import build_cohere_body
 from switchgate.providers.cohere_response import classify_cohere_error, parse_cohere_response
 from switchgate.providers.cohere_stream import CohereStreamDecoder
-from switchgate.providers.rerank import RerankAPI, api_root
+from switchgate.providers.rerank import COHERE_RERANK, RerankAPI, api_root
 
 
 def cohere_url(target: Target, path: str) -> str:
@@ -57,7 +57,7 @@ class CohereProvider:
     embeddings_batch_limit = EMBED_BATCH_LIMIT
 
     def __init__(self) -> None:
-        self._rerank = RerankAPI("cohere")
+        self._rerank = RerankAPI(COHERE_RERANK)
 
     def build_chat_request(self, request: ChatRequest, target: Target) -> UpstreamRequest:
         body = build_cohere_body(request, target.upstream_model)

@@ -28,7 +28,7 @@ from switchgate.providers.gemini import GeminiProvider
 from switchgate.providers.openai import AzureOpenAIProvider, OpenAIProvider
 from switchgate.providers.openai_compatible import Preset, PresetProvider
 from switchgate.providers.openai_presets import PRESETS
-from switchgate.providers.rerank import RerankAPI
+from switchgate.providers.rerank import JINA_RERANK, RerankAPI
 from switchgate.providers.vertex import VertexProvider
 
 # The endpoints a kind can serve, and the capability (providers/capabilities.py) each
@@ -202,7 +202,7 @@ def provider_kinds() -> Mapping[str, ProviderKind]:
         ProviderKind(
             "jina",
             "Jina AI",
-            RerankAPI("jina"),
+            RerankAPI(JINA_RERANK),
             default_base_url="https://api.jina.ai",
             endpoints=frozenset({RERANK}),
         ),

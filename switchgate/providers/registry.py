@@ -27,7 +27,7 @@ from switchgate.providers.capabilities import (
 from switchgate.providers.cohere import CohereProvider
 from switchgate.providers.gemini import GeminiProvider
 from switchgate.providers.openai import AzureOpenAIProvider, OpenAIProvider
-from switchgate.providers.openai_compatible import PresetProvider
+from switchgate.providers.openai_compatible import Preset, PresetProvider
 from switchgate.providers.openai_presets import PRESETS
 from switchgate.providers.rerank import RerankAPI
 from switchgate.providers.vertex import VertexProvider
@@ -51,6 +51,19 @@ OPENAI_MEDIA: Final = frozenset({EMBEDDINGS, IMAGES, AUDIO, COMPLETIONS})
 
 
 @dataclass(frozen=True, slots=True)
+class KindOption:
+    """A channel option (`options`, Target.options) a kind reads: for the console's form
+    and `GET /api/channels` `kind_details` (docs/providers.md says the same for people)."""
+
+    name: str
+    hint: str  # what it does and its default, for people
+    required: bool = False  # True: the kind cannot call the upstream without it
+
+
+API_KEY: Final = "API key"
+
+
+@dataclass(frozen=True, slots=True)
 class ProviderKind:
     """One channel kind. `adapter` implements the capabilities its `endpoints` need
     (checked by tests/unit/test_provider_conformance.py); the accessors below return it
@@ -62,6 +75,8 @@ class ProviderKind:
     default_base_url: str = ""  # what `base_url` usually is ("" = the operator's own)
     needs_key: bool = True  # False: a local server that takes no API key
     endpoints: frozenset[str] = frozenset({CHAT})
+    options: tuple[KindOption, ...] = ()  # the channel options it reads
+    key_format: str = API_KEY  # what the channel's key is, for people
 
     def __post_init__(self) -> None:
         unknown = self.endpoints - ENDPOINTS
@@ -153,6 +168,14 @@ def provider_kinds() -> Mapping[str, ProviderKind]:
             BedrockProvider(),
             default_base_url=BedrockProvider.default_base_url,
             endpoints=frozenset({CHAT, EMBEDDINGS}),
+            options=(
+                KindOption(
+                    "region",
+                    "AWS region, e.g. eu-west-1 (default: the one in a "
+                    "bedrock-runtime.<region>.amazonaws.com base URL)",
+                ),
+            ),
+            key_format="ACCESS_KEY_ID:SECRET_ACCESS_KEY[:SESSION_TOKEN] or a Bedrock API key",
         ),
         ProviderKind(
             "vertex",
@@ -160,6 +183,13 @@ def provider_kinds() -> Mapping[str, ProviderKind]:
             VertexProvider(),
             default_base_url=VertexProvider.default_base_url,
             endpoints=frozenset({CHAT, EMBEDDINGS}),
+            options=(
+                KindOption("project", "Google Cloud project id (default: the key's project_id)"),
+                KindOption("location", "e.g. us-east5, europe-west4, global (default us-central1)"),
+                KindOption("publisher", "google or anthropic (default: from the model name)"),
+                KindOption("embedding_task_type", "sent as task_type, e.g. RETRIEVAL_DOCUMENT"),
+            ),
+            key_format="the service account's JSON key file, whole (or an access token)",
         ),
         ProviderKind(
             "cohere",
@@ -167,6 +197,13 @@ def provider_kinds() -> Mapping[str, ProviderKind]:
             CohereProvider(),
             default_base_url="https://api.cohere.com",
             endpoints=frozenset({CHAT, EMBEDDINGS, RERANK}),
+            options=(
+                KindOption(
+                    "input_type",
+                    "embeddings: search_document (default), search_query, "
+                    "classification or clustering",
+                ),
+            ),
         ),
         ProviderKind(
             "jina",
@@ -185,11 +222,27 @@ def provider_kinds() -> Mapping[str, ProviderKind]:
                 default_base_url=p.default_base_url,
                 needs_key=p.needs_key,
                 endpoints=p.endpoints,
+                options=preset_options(p),
+                key_format=API_KEY if p.needs_key else API_KEY + " (optional: none needed locally)",
             )
             for p in PRESETS
         ),
     )
     return {kind.name: kind for kind in kinds}
+
+
+def preset_options(preset: Preset) -> tuple[KindOption, ...]:
+    """The options an OpenAI-compatible preset reads: its attribution headers and the
+    body fields it copies from the channel."""
+    headers = (
+        KindOption(option, f"sent as the {header} header")
+        for option, header in preset.header_options
+    )
+    body = (
+        KindOption(name, f'sent as "{name}" in the request body ("true"/"false": a boolean)')
+        for name in preset.request.body_options
+    )
+    return (*headers, *body)
 
 
 def kind_names() -> tuple[str, ...]:

@@ -112,7 +112,9 @@ async def save_keys(
     conn: AsyncConnection, box: SecretBox, channel_id: int, keys: Sequence[KeySpec]
 ) -> None:
     """Replace the channel's keys. A key that stays keeps its status (a re-applied config
-    file does not re-enable a key the upstream refused)."""
+    file does not re-enable a key the upstream refused) and its position, so its health
+    (`k:<channel>:<position>`) stays its own; a new key takes a position after every one
+    the channel had, never a removed key's."""
     rows = (
         await conn.execute(select(channel_keys).where(channel_keys.c.channel_id == channel_id))
     ).all()
@@ -125,8 +127,13 @@ async def save_keys(
 
     await conn.execute(channel_keys.delete().where(channel_keys.c.channel_id == channel_id))
     now = now_ms()
-    for position, spec in enumerate(keys):
+    fresh = max((row.position + 1 for row in rows), default=0)
+    for spec in keys:
         old = kept.get(spec.key)
+        if old is not None:
+            position = old.position
+        else:
+            position, fresh = fresh, fresh + 1
         await conn.execute(
             channel_keys.insert().values(
                 channel_id=channel_id,

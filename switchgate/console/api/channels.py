@@ -1,5 +1,6 @@
 """Admin: upstream channels (create, edit, enable/disable, test with a real call, health)."""
 
+from dataclasses import asdict
 from typing import Any
 
 from sqlalchemy import select
@@ -25,6 +26,7 @@ from switchgate.routing.channels import (
 )
 from switchgate.routing.health import channel_health
 from switchgate.routing.keys import KeySpec
+from switchgate.routing.limits import check_timeouts
 from switchgate.storage.tables import channels
 
 CHANNEL_FIELDS = {
@@ -42,7 +44,20 @@ CHANNEL_FIELDS = {
     "options": {
         "type": "object",
         "additionalProperties": STR,
-        "description": "the kind's own settings, e.g. bedrock: region (docs/providers.md)",
+        "description": "the kind's own settings, e.g. bedrock: region (docs/providers.md); "
+        "left out when editing: kept; {} removes them all",
+    },
+    "timeouts": {
+        "type": ["object", "null"],
+        "additionalProperties": {"type": "number"},
+        "description": "the channel's own time limits in seconds (connect, first_byte, idle, "
+        "stream_first_byte, stream_idle, total) over the gateway's; left out when editing: "
+        "kept; {} removes them all",
+    },
+    "responses": {
+        "type": ["boolean", "string", "null"],
+        "description": "openai kind: whether the upstream serves POST {base}/responses; "
+        '"auto" removes the setting (on for api.openai.com only); left out: kept',
     },
     "enabled": BOOL,
 }
@@ -67,9 +82,15 @@ async def list_channels(request: Request, actor: Actor) -> dict[str, Any]:
                 "default_base_url": k.default_base_url,
                 "needs_key": k.needs_key,
                 "endpoints": sorted(k.endpoints),
+                "key_format": k.key_format,
+                "options": [
+                    {"name": o.name, "hint": o.hint, "required": o.required} for o in k.options
+                ],
             }
             for k in state.kinds.values()
         ],
+        # the gateway's time limits: a channel's own `timeouts` are laid over them
+        "timeout_defaults": asdict(state.settings.timeouts),
         "items": [
             {
                 "id": c.id,
@@ -86,6 +107,8 @@ async def list_channels(request: Request, actor: Actor) -> dict[str, Any]:
                 "api_version": c.extra.get("api_version"),
                 "paid_options": list(c.extra.get("paid_options", ())),
                 "options": options_of(c.extra),
+                "timeouts": dict(c.extra.get("timeouts", {})),
+                "responses": c.extra.get("responses"),
                 **channel_health(breakers, c.id),
                 "keys": [key_view(k, c.id, breakers) for k in c.key_list()],
                 "last_error": errors[c.id].message if c.id in errors else None,
@@ -122,7 +145,8 @@ async def _save(request: Request, body: dict[str, Any], current: Any | None) -> 
         keys = [KeySpec(key)]  # a new single key replaces the list
     if keys is None and current is not None:
         keys = current.get("keys")  # kept as they are
-    if not key and not keys:
+    kind = state.kinds.get(str(merged.get("kind") or ""))
+    if not key and not keys and (kind is None or kind.needs_key):
         raise ApiError(400, "an upstream API key is needed", "invalid")
     extra: dict[str, Any] = {}
     headers = _str_map(merged.get("headers"), "headers")
@@ -132,6 +156,16 @@ async def _save(request: Request, body: dict[str, Any], current: Any | None) -> 
         extra["api_version"] = str(merged["api_version"])
     if merged.get("paid_options"):
         extra["paid_options"] = check_paid_options(merged["paid_options"])
+    timeouts = merged.get("timeouts")
+    if timeouts:
+        if not isinstance(timeouts, dict):
+            raise ApiError(400, "timeouts must be an object of seconds", "invalid")
+        extra["timeouts"] = check_timeouts(timeouts)
+    responses = merged.get("responses")
+    if isinstance(responses, bool):
+        extra["responses"] = responses
+    elif responses not in (None, "", "auto"):
+        raise ApiError(400, 'responses must be true, false or "auto"', "invalid")
     extra.update(channel_options(_str_map(merged.get("options"), "options")))  # kept on edits
     async with state.db.begin() as conn:
         channel_id, _ = await upsert_channel(
@@ -185,6 +219,8 @@ async def _current(request: Request, channel_id: int) -> dict[str, Any]:
         "api_version": c.extra.get("api_version"),
         "paid_options": list(c.extra.get("paid_options", ())),
         "options": options_of(c.extra),
+        "timeouts": dict(c.extra.get("timeouts", {})),
+        "responses": c.extra.get("responses"),
     }
 
 

@@ -1,54 +1,17 @@
-import { api, h, show, panel, table, badge, fail, toast, field, dialog, lines } from "../js/lib.js";
+import { api, h, show, panel, table, badge, fail, toast, dialog } from "../js/lib.js";
+import { channelForm } from "./channel_form.js";
 import { keySummary, openKeys } from "./channel_keys.js";
 
-// The channel kinds come from the API (GET /api/channels: kinds, kind_details), which
-// reads the provider registry (switchgate/providers/registry.py): none are listed here.
-let KINDS = [];
-let KIND_DETAILS = {};
-const pairs = obj => Object.entries(obj || {}).map(([k, v]) => `${k}=${v}`).join("\n");
-function parsePairs(text) {
-  const out = {};
-  for (const line of lines(text)) { const i = line.indexOf("="); if (i > 0) out[line.slice(0, i).trim()] = line.slice(i + 1).trim(); }
-  return out;
-}
+// The channel kinds, their details and the default time limits come from the API
+// (GET /api/channels), which reads the provider registry: none are listed here.
+const META = { kinds: [], details: {}, timeouts: {} };
 
-const baseUrlHint = kind => KIND_DETAILS[kind]?.default_base_url || "https://…";
-function kindSelect(current) {
-  const select = h("select", { name: "kind" }, KINDS.map(k =>
-    h("option", { value: k, selected: current === k }, KIND_DETAILS[k]?.label ? `${KIND_DETAILS[k].label} (${k})` : k)));
-  select.addEventListener("change", () => {
-    const base = select.form?.querySelector("input[name=base_url]");
-    if (base) base.placeholder = baseUrlHint(select.value);
-  });
-  return select;
-}
-
-function channelFields(c = {}) {
-  const editing = !!c.id;
-  return h("div", { class: "form-grid" },
-    field("Name", h("input", { name: "name", value: c.name || "", required: !editing, readonly: editing })),
-    field("Kind", kindSelect(c.kind || KINDS[0])),
-    h("label", { class: "wide" }, "Base URL", h("input", { name: "base_url", value: c.base_url || "", placeholder: baseUrlHint(c.kind || KINDS[0]), required: true })),
-    editing ? null : h("label", { class: "wide" }, "API key", h("input", { name: "api_key", type: "password", autocomplete: "off", placeholder: "sk-…", required: true }),
-      h("span", { class: "small muted" }, "more keys, weights and caps: the channel's Keys button")),
-    h("label", { class: "wide" }, "Models (comma or one per line)", h("textarea", { name: "models", rows: 2, required: true }, (c.models || []).join(", "))),
-    field("Priority", h("input", { name: "priority", type: "number", value: c.priority ?? 0 }), "higher tiers are tried first"),
-    field("Weight", h("input", { name: "weight", type: "number", min: 1, value: c.weight ?? 1 })),
-    field("Model map (alias=upstream)", h("textarea", { name: "model_map", rows: 2 }, pairs(c.model_map))),
-    field("Extra headers (Name=Value)", h("textarea", { name: "headers", rows: 2 }, pairs(c.headers))),
-    field("API version (Azure)", h("input", { name: "api_version", value: c.api_version || "" })));
-}
-
-function body(fd) {
-  const b = {
-    kind: fd.get("kind"), base_url: fd.get("base_url"), models: lines(fd.get("models")),
-    priority: Number(fd.get("priority") || 0), weight: Number(fd.get("weight") || 1),
-    model_map: parsePairs(fd.get("model_map")), headers: parsePairs(fd.get("headers")),
-    api_version: fd.get("api_version") || null,
-  };
-  if (fd.get("name")) b.name = fd.get("name");
-  if (fd.get("api_key")) b.api_key = fd.get("api_key");
-  return b;
+function kindCell(c) {
+  const set = Object.entries(c.options || {}).map(([k, v]) => `${k}=${v}`);
+  const limits = Object.entries(c.timeouts || {}).map(([k, v]) => `${k} ${v}s`);
+  return h("div", {}, badge(c.kind),
+    set.length ? h("div", { class: "small muted channel-options-summary" }, set.join(", ")) : null,
+    limits.length ? h("div", { class: "small muted channel-timeouts-summary" }, `limits: ${limits.join(", ")}`) : null);
 }
 
 async function test(c, cell) {
@@ -94,19 +57,21 @@ function live() {
 }
 
 async function load() {
-  const { items, kinds, kind_details } = await api("GET", "/api/channels");
-  if (kinds) KINDS = kinds;
-  if (kind_details) KIND_DETAILS = Object.fromEntries(kind_details.map(d => [d.name, d]));
-  const form = h("form", { class: "stack", id: "channel-form" }, channelFields(),
+  const { items, kinds, kind_details, timeout_defaults } = await api("GET", "/api/channels");
+  if (kinds) META.kinds = kinds;
+  if (kind_details) META.details = Object.fromEntries(kind_details.map(d => [d.name, d]));
+  if (timeout_defaults) META.timeouts = timeout_defaults;
+  const add = channelForm(META);
+  const form = h("form", { class: "stack", id: "channel-form" }, add.node,
     h("div", {}, h("button", { type: "submit", class: "primary" }, "Add channel")));
   form.addEventListener("submit", async e => {
     e.preventDefault();
-    try { await api("POST", "/api/channels", body(new FormData(form))); toast("Channel added; live within a second"); await load(); }
+    try { await api("POST", "/api/channels", add.body(new FormData(form))); toast("Channel added; live within a second"); await load(); }
     catch (err) { fail(err); }
   });
   show(panel(null, table([
     { label: "Name", cell: c => h("b", {}, c.name) },
-    { label: "Kind", cell: c => badge(c.kind) },
+    { label: "Kind", cell: kindCell },
     { label: "Models", cell: c => h("span", { class: "small" }, c.models.join(", ")) },
     { label: "Tier / weight", class: "num", cell: c => `${c.priority} / ${c.weight}` },
     { label: "Status", cell: c => c.status === "enabled" ? badge("enabled", "ok") : badge("disabled", "off") },
@@ -118,9 +83,12 @@ async function load() {
       return h("div", {}, h("div", { class: "actions" },
         h("button", { class: "small", onclick: () => test(c, result) }, "Test"),
         h("button", { class: "small", "aria-label": `Keys of ${c.name}`, onclick: () => openKeys(c, () => load().catch(fail)) }, "Keys"),
-        h("button", { class: "small", onclick: () => dialog(`Edit ${c.name}`, channelFields(c), async fd => {
-          await api("PATCH", `/api/channels/${c.id}`, body(fd)); toast("Saved"); await load();
-        }) }, "Edit"),
+        h("button", { class: "small", "aria-label": `Edit ${c.name}`, onclick: () => {
+          const edit = channelForm(META, c);
+          dialog(`Edit ${c.name}`, edit.node, async fd => {
+            await api("PATCH", `/api/channels/${c.id}`, edit.body(fd)); toast("Saved"); await load();
+          }).classList.add("channel-dialog");
+        } }, "Edit"),
         h("button", { class: "small", onclick: async () => {
           try { await api("POST", `/api/channels/${c.id}/status`, { enabled: c.status !== "enabled" }); await load(); } catch (e) { fail(e); }
         } }, c.status === "enabled" ? "Disable" : "Enable")), result);

@@ -19,6 +19,7 @@ from switchgate.providers.capabilities import (
     EmbeddingsProvider,
     NativeDialect,
     OpenAIShaped,
+    OptionChecker,
     RealtimeProvider,
     RerankProvider,
     ResponsesProvider,
@@ -121,6 +122,11 @@ class ProviderKind:
         adapter = self.adapter
         served = REALTIME in self.endpoints
         return adapter if served and isinstance(adapter, RealtimeProvider) else None
+
+    def check_options(self, options: Mapping[str, str]) -> None:
+        """Raise ValueError when the adapter refuses these channel options."""
+        if isinstance(self.adapter, OptionChecker):
+            self.adapter.check_options(options)
 
     def authorizer(self) -> Authorizer | None:
         adapter = self.adapter

@@ -33,12 +33,15 @@ class Vendor:
     `channel_kind` is the switchgate channel kind that speaks the vendor's API (a preset
     kind such as `deepseek` for OpenAI-compatible vendors); `api_host` is set for vendors
     reached over an OpenAI-compatible API at their own address, so an import without
-    `--channel` also recognises `openai`-kind channels there by host."""
+    `--channel` also recognises channels of other kinds there by host (an `openai`-kind
+    channel at api.deepseek.com); `also_served_by`: other kinds that serve every model of
+    the vendor under the same id (Gemini models on `vertex`)."""
 
     name: str
     channel_kind: str
     base_url: str
     api_host: str | None = None
+    also_served_by: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +56,10 @@ class CatalogueModel:
     max_output: int | None = None
     capabilities: frozenset[str] = field(default_factory=frozenset)
     note: str = ""
+    # Channel kind -> the model's id there: its vendor's kind (`upstream_id`), the kinds
+    # that serve the whole vendor, and the clouds that name it otherwise (`served_by` in
+    # the data file: Claude on `vertex` and `bedrock`, Llama on `bedrock`).
+    upstream_ids: Mapping[str, str] = field(default_factory=dict, hash=False)
 
     def describe_price(self) -> str:
         """One line, in the units operators type (USD per 1M tokens, per image, ...)."""
@@ -160,17 +167,29 @@ def _model(raw: Mapping[str, Any], vendors: Mapping[str, Vendor]) -> CatalogueMo
         price = _price(model_id, kind, raw["price"])
     except MoneyError as exc:
         raise CatalogueError(f"{model_id}: {exc}") from exc
+    channel_kind = str(raw.get("channel_kind") or vendor.channel_kind)
+    upstream_id = str(raw.get("upstream_id") or model_id)
+    served_by = raw.get("served_by") or {}
+    if not isinstance(served_by, Mapping) or not all(
+        isinstance(k, str) and isinstance(v, str) and v for k, v in served_by.items()
+    ):
+        raise CatalogueError(f"{model_id}: served_by must map channel kinds to model ids")
     return CatalogueModel(
         id=model_id,
         vendor=vendor_name,
-        channel_kind=str(raw.get("channel_kind") or vendor.channel_kind),
-        upstream_id=str(raw.get("upstream_id") or model_id),
+        channel_kind=channel_kind,
+        upstream_id=upstream_id,
         kind=kind,
         price=price,
         context_window=raw.get("context_window"),
         max_output=raw.get("max_output"),
         capabilities=capabilities,
         note=str(raw.get("note") or ""),
+        upstream_ids={
+            **dict.fromkeys(vendor.also_served_by, upstream_id),
+            **served_by,
+            channel_kind: upstream_id,
+        },
     )
 
 
@@ -181,6 +200,7 @@ def parse_catalogue(data: Mapping[str, Any]) -> Catalogue:
             channel_kind=str(v["channel_kind"]),
             base_url=str(v["base_url"]),
             api_host=v.get("api_host"),
+            also_served_by=tuple(v.get("also_served_by") or ()),
         )
         for name, v in data["vendors"].items()
     }

@@ -181,3 +181,30 @@ def test_a_capability_the_model_lacks_is_refused_and_details_are_listed(
     assert entry["top_provider"]["max_completion_tokens"] == model.max_output
     assert "tools" in entry["capabilities"] and "vision" not in entry["capabilities"]
     assert Decimal(entry["pricing"]["prompt"]) * 1_000_000 == Decimal("0.28")
+
+
+def test_import_finds_cloud_channels_and_maps_the_models_id_there(
+    fresh_gateway: Gateway,
+) -> None:
+    """A model the catalogue names on Bedrock is imported onto a bedrock channel (no
+    --channel) under its Bedrock id, and a call reaches Bedrock's Converse with it."""
+    from switchgate.testing.mock_upstream.bedrock_wire import ACCESS_KEY_ID, SECRET_ACCESS_KEY
+
+    gw = fresh_gateway
+    run_cli(gw.env, "channels", "add", "cloud-bedrock", "--kind", "bedrock",
+            "--base-url", gw.mock_url, "--key", f"{ACCESS_KEY_ID}:{SECRET_ACCESS_KEY}",
+            "--models", "placeholder", "--option", "region=us-west-2")  # fmt: skip
+    out = run_cli(gw.env, "catalogue", "import", "--models", "llama-3.3-70b").stdout
+    assert "channel cloud-bedrock: 1 model(s) added" in out
+    _, token = gw.new_user()
+    sdk = openai.OpenAI(base_url=f"{gw.url}/v1", api_key=token, max_retries=0)
+    _wait_for_model(sdk, "llama-3.3-70b")
+    reply = sdk.chat.completions.create(
+        model="llama-3.3-70b", messages=[{"role": "user", "content": "hi"}]
+    )
+    assert reply.choices[0].message.content
+    paths = [r.get("path", "") for r in mock_requests(gw.mock_url)]
+    assert "/model/meta.llama3-3-70b-instruct-v1:0/converse" in paths
+    # A model the catalogue names nowhere on Bedrock is not put there.
+    refused = run_cli(gw.env, "catalogue", "import", "--models", "qwen*", check=False)
+    assert refused.returncode == 2 and "add a channel of kind qwen" in refused.stderr

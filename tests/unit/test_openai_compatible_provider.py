@@ -304,21 +304,24 @@ def test_tool_call_start_keeps_vendor_ids() -> None:
 
 def test_catalogue_imports_onto_preset_channels() -> None:
     """`catalogue import --provider deepseek` finds deepseek-kind channels wherever they
-    point, and openai-kind channels only at the vendor's own host."""
+    point, and channels of other chat kinds (openai) only at the vendor's own host."""
     from switchgate.catalogue.entries import shipped_catalogue
-    from switchgate.catalogue.importer import _ChannelRow, _matches
+    from switchgate.catalogue.importer import upstream_on
+    from switchgate.providers.registry import provider_kinds
 
     catalogue = shipped_catalogue()
     model = catalogue.get("deepseek-chat")
     assert model.channel_kind == "deepseek"
+    kinds = provider_kinds()
 
-    def row(kind: str, url: str) -> _ChannelRow:
-        return _ChannelRow("c", kind, url)
+    def serves(kind: str, url: str) -> bool:
+        return upstream_on(catalogue, model, kinds[kind], url) is not None
 
-    assert _matches(catalogue, model, row("deepseek", "https://proxy.example/deepseek/v1"))
-    assert _matches(catalogue, model, row("openai", "https://api.deepseek.com/v1"))
-    assert not _matches(catalogue, model, row("openai", "https://api.openai.com/v1"))
-    assert not _matches(catalogue, model, row("mistral", "https://api.deepseek.com/v1"))
+    assert serves("deepseek", "https://proxy.example/deepseek/v1")
+    assert serves("openai", "https://api.deepseek.com/v1")
+    assert not serves("openai", "https://api.openai.com/v1")
+    assert not serves("mistral", "https://api.mistral.ai/v1")
+    assert not serves("jina", "https://api.deepseek.com/v1")  # no chat endpoint
     for vendor, kind in {
         "mistral": "mistral",
         "xai": "xai",

@@ -79,7 +79,11 @@ async def import_catalogue(request: Request, actor: Actor) -> dict[str, Any]:
         models = [catalogue.get(str(m)) for m in wanted]
         async with state.db.begin() as conn:
             report = await import_models(
-                conn, catalogue, models, channel=str(channel) if channel else None
+                conn,
+                catalogue,
+                models,
+                channel=str(channel) if channel else None,
+                kinds=state.kinds,
             )
     except CatalogueError as exc:
         raise ApiError(400, str(exc), "invalid") from exc

@@ -68,7 +68,8 @@ def test_the_form_adds_bedrock_and_vertex_channels_and_an_edit_keeps_their_setti
     assert base_url.input_value() == kinds["bedrock"].default_base_url
     info = form.locator(".kind-info").inner_text()
     assert "ACCESS_KEY_ID:SECRET_ACCESS_KEY[:SESSION_TOKEN]" in info
-    assert "ACCESS_KEY_ID" in (form.locator("input[name=api_key]").get_attribute("placeholder") or "")
+    key_placeholder = form.locator("input[name=api_key]").get_attribute("placeholder")
+    assert "ACCESS_KEY_ID" in (key_placeholder or "")
     assert "region" in form.locator(".option-row[data-option=region] .option-hint").inner_text()
     assert "AWS region" in form.locator(".option-row[data-option=region]").inner_text()
     assert form.locator("input[name=timeout_connect]").get_attribute("placeholder") == "10"

@@ -21,6 +21,11 @@ OAuth access token from a service account) implements it, and the relay awaits i
 choosing a channel and before building the request. Everything else is pure: providers
 never do network I/O, the relay sends the UpstreamRequest they build.
 
+`OptionChecker` is orthogonal too: a kind with channel options (`channels.extra`, read
+as `Target.options`) checks their values when a channel is created or edited (CLI,
+config file, console API all go through routing/channels.py `upsert_channel`), so a bad
+value is refused there instead of failing every call.
+
 `isinstance` on a runtime protocol checks that the members exist, not their signatures:
 mypy checks those where an adapter is used as one (the conformance suite does so for
 every kind in the registry).
@@ -191,6 +196,14 @@ class RealtimeProvider(Protocol):
         ...
 
     def realtime_headers(self, target: Target) -> dict[str, str]: ...
+
+
+@runtime_checkable
+class OptionChecker(Protocol):
+    """A kind that checks its channel options (pure): raises ValueError saying what is
+    wrong and what is allowed. Options it does not know are left alone."""
+
+    def check_options(self, options: Mapping[str, str]) -> None: ...
 
 
 @runtime_checkable

@@ -8,13 +8,14 @@ so nothing is passed through (no NativeDialect hooks).
     embeddings                           POST {base}/v2/embed     (at most 96 texts a call)
     key                                  `Authorization: Bearer KEY`
     rerank                               POST {base}/v2/rerank
-    channel options                      input_type (embeddings; see cohere_embed.py)
+    channel options                      input_type (embeddings; see cohere_embed.py),
+                                         checked when a channel is saved
 
 See cohere_request.py (IR -> body), cohere_response.py (answers, usage, errors),
 cohere_stream.py (SSE) and cohere_embed.py (embeddings).
 """
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from switchgate import jsonutil
 from switchgate.core.request import ChatRequest
@@ -26,12 +27,13 @@ from switchgate.providers.capabilities import EmbeddingsResult
 from switchgate.providers.cohere_embed import (
     EMBED_BATCH_LIMIT,
     build_embed_request,
+    input_type_problem,
     parse_embed_response,
 )
 from switchgate.providers.cohere_request import build_cohere_body
 from switchgate.providers.cohere_response import classify_cohere_error, parse_cohere_response
 from switchgate.providers.cohere_stream import CohereStreamDecoder
-from switchgate.providers.rerank import RerankAPI, api_root
+from switchgate.providers.rerank import COHERE_RERANK, RerankAPI, api_root
 
 
 def cohere_url(target: Target, path: str) -> str:
@@ -57,7 +59,7 @@ class CohereProvider:
     embeddings_batch_limit = EMBED_BATCH_LIMIT
 
     def __init__(self) -> None:
-        self._rerank = RerankAPI("cohere")
+        self._rerank = RerankAPI(COHERE_RERANK)
 
     def build_chat_request(self, request: ChatRequest, target: Target) -> UpstreamRequest:
         body = build_cohere_body(request, target.upstream_model)
@@ -76,6 +78,14 @@ class CohereProvider:
 
     def classify_error(self, status: int, body: bytes) -> GatewayError:
         return classify_cohere_error(status, body)
+
+    def check_options(self, options: Mapping[str, str]) -> None:
+        """OptionChecker: an `input_type` Cohere would refuse fails at creation, not
+        on every embeddings call."""
+        if "input_type" in options:
+            problem = input_type_problem(options["input_type"])
+            if problem is not None:
+                raise ValueError(problem)
 
     def build_embeddings_request(
         self, texts: Sequence[str], dimensions: int | None, target: Target

@@ -24,13 +24,19 @@ INPUT_TYPES: Final = frozenset({"search_document", "search_query", "classificati
 DEFAULT_INPUT_TYPE: Final = "search_document"
 
 
+def input_type_problem(value: Any) -> str | None:
+    """What is wrong with an `input_type` option value; None when Cohere takes it."""
+    if value in INPUT_TYPES:
+        return None
+    allowed = ", ".join(sorted(INPUT_TYPES))
+    return f"option input_type {value!r} is not one Cohere takes; allowed: {allowed}"
+
+
 def input_type(target: Target) -> str:
     value = target.options.get("input_type", DEFAULT_INPUT_TYPE)
-    if value not in INPUT_TYPES:
-        raise GatewayError(
-            ErrorKind.INTERNAL,
-            f"channel option input_type must be one of {', '.join(sorted(INPUT_TYPES))}",
-        )
+    problem = input_type_problem(value)
+    if problem is not None:  # a channel saved before the check at creation (cohere.py)
+        raise GatewayError(ErrorKind.INTERNAL, problem)
     return str(value)
 
 

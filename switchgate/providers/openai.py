@@ -28,7 +28,7 @@ from switchgate.providers.openai_response import (
 )
 from switchgate.providers.openai_responses import build_responses_passthrough
 from switchgate.providers.openai_stream import OpenAIStreamDecoder, OpenAIUsageMeter
-from switchgate.providers.rerank import RerankAPI
+from switchgate.providers.rerank import OPENAI_RERANK, RerankAPI
 
 RESPONSES_OPTION: Final = "responses"  # channel extra: the upstream serves POST {base}/responses
 OFFICIAL_OPENAI_HOST: Final = "api.openai.com"  # serves it unless the operator says otherwise
@@ -139,7 +139,7 @@ class OpenAIProvider(OpenAIWire):
     kind = "openai"
 
     def __init__(self) -> None:
-        self._rerank = RerankAPI("openai")
+        self._rerank = RerankAPI(OPENAI_RERANK)
 
     # RerankProvider
     def build_rerank_request(self, request: RerankRequest, target: Target) -> UpstreamRequest:

@@ -19,6 +19,7 @@ from switchgate.providers.capabilities import (
     EmbeddingsProvider,
     NativeDialect,
     OpenAIShaped,
+    OptionChecker,
     RealtimeProvider,
     RerankProvider,
     ResponsesProvider,
@@ -28,7 +29,7 @@ from switchgate.providers.gemini import GeminiProvider
 from switchgate.providers.openai import AzureOpenAIProvider, OpenAIProvider
 from switchgate.providers.openai_compatible import Preset, PresetProvider
 from switchgate.providers.openai_presets import PRESETS
-from switchgate.providers.rerank import RerankAPI
+from switchgate.providers.rerank import JINA_RERANK, RerankAPI
 from switchgate.providers.vertex import VertexProvider
 
 # The endpoints a kind can serve, and the capability (providers/capabilities.py) each
@@ -122,6 +123,11 @@ class ProviderKind:
         served = REALTIME in self.endpoints
         return adapter if served and isinstance(adapter, RealtimeProvider) else None
 
+    def check_options(self, options: Mapping[str, str]) -> None:
+        """Raise ValueError when the adapter refuses these channel options."""
+        if isinstance(self.adapter, OptionChecker):
+            self.adapter.check_options(options)
+
     def authorizer(self) -> Authorizer | None:
         adapter = self.adapter
         return adapter if isinstance(adapter, Authorizer) else None
@@ -202,7 +208,7 @@ def provider_kinds() -> Mapping[str, ProviderKind]:
         ProviderKind(
             "jina",
             "Jina AI",
-            RerankAPI("jina"),
+            RerankAPI(JINA_RERANK),
             default_base_url="https://api.jina.ai",
             endpoints=frozenset({RERANK}),
         ),

@@ -1,10 +1,10 @@
 """Rerank upstreams (protocols §2.6): Cohere v2, Jina, and OpenAI-compatible servers that
 expose `/rerank` next to their `/v1` routes (vLLM, TEI, Infinity...). Pure.
 
-    kind     base URL (what the operator gives)        request
-    cohere   https://api.cohere.com                     POST {base}/v2/rerank
-    jina     https://api.jina.ai                        POST {base}/v1/rerank
-    openai   http://host:8000/v1                        POST {base}/rerank
+    wire            base URL (what the operator gives)   request
+    COHERE_RERANK   https://api.cohere.com                POST {base}/v2/rerank
+    JINA_RERANK     https://api.jina.ai                   POST {base}/v1/rerank
+    OPENAI_RERANK   http://host:8000/v1                   POST {base}/rerank
 
 Cohere v2 dropped `return_documents`: documents are attached by the gateway from the
 request when the client asked for them. Whatever the upstream, the client gets one shape:
@@ -14,6 +14,7 @@ best first.
 
 import re
 import secrets
+from dataclasses import dataclass
 from typing import Any, Final
 
 from switchgate import jsonutil
@@ -31,15 +32,31 @@ def api_root(base_url: str) -> str:
     return _VERSION_SUFFIX.sub("", base_url.rstrip("/"))
 
 
-def rerank_url(kind: str, target: Target) -> str:
-    if kind == "cohere":
-        return api_root(target.base_url) + "/v2/rerank"
-    if kind == "jina":
-        return api_root(target.base_url) + "/v1/rerank"
-    return target.base_url.rstrip("/") + "/rerank"
+@dataclass(frozen=True, slots=True)
+class RerankWire:
+    """How one rerank API is called. `path` goes after the base URL, or after its root
+    (the base URL without its version segment) when `from_root`; Cohere v2 takes
+    `max_tokens_per_doc` and no longer `return_documents`."""
+
+    path: str
+    from_root: bool
+    max_tokens_per_doc: bool = False
+    return_documents: bool = True
 
 
-def rerank_body(kind: str, request: RerankRequest, upstream_model: str) -> dict[str, Any]:
+COHERE_RERANK: Final = RerankWire(
+    "/v2/rerank", from_root=True, max_tokens_per_doc=True, return_documents=False
+)
+JINA_RERANK: Final = RerankWire("/v1/rerank", from_root=True)
+OPENAI_RERANK: Final = RerankWire("/rerank", from_root=False)
+
+
+def rerank_url(wire: RerankWire, target: Target) -> str:
+    base = api_root(target.base_url) if wire.from_root else target.base_url.rstrip("/")
+    return base + wire.path
+
+
+def rerank_body(wire: RerankWire, request: RerankRequest, upstream_model: str) -> dict[str, Any]:
     body: dict[str, Any] = {
         "model": upstream_model,
         "query": request.query,
@@ -47,22 +64,22 @@ def rerank_body(kind: str, request: RerankRequest, upstream_model: str) -> dict[
     }
     if request.top_n is not None:
         body["top_n"] = request.top_n
-    if request.max_tokens_per_doc is not None and kind == "cohere":
+    if request.max_tokens_per_doc is not None and wire.max_tokens_per_doc:
         body["max_tokens_per_doc"] = request.max_tokens_per_doc
-    if kind != "cohere":
+    if wire.return_documents:
         body["return_documents"] = request.return_documents
     return body
 
 
-def build_rerank(kind: str, target: Target, request: RerankRequest) -> UpstreamRequest:
+def build_rerank(wire: RerankWire, target: Target, request: RerankRequest) -> UpstreamRequest:
     headers = {
         "authorization": f"Bearer {target.api_key}",
         "content-type": "application/json",
         "accept": "application/json",
         **target.extra_headers,
     }
-    body = jsonutil.dumps(rerank_body(kind, request, target.upstream_model))
-    return UpstreamRequest("POST", rerank_url(kind, target), headers, body)
+    body = jsonutil.dumps(rerank_body(wire, request, target.upstream_model))
+    return UpstreamRequest("POST", rerank_url(wire, target), headers, body)
 
 
 def _score(item: dict[str, Any]) -> float:
@@ -120,15 +137,14 @@ def rerank_reply(result: RerankResult, model: str, tokens: int) -> dict[str, Any
 
 
 class RerankAPI:
-    """Implements providers.capabilities.RerankProvider for one of the rerank wire shapes
-    above (`kind`: cohere, jina, openai). The adapter of the rerank-only kinds; the
-    OpenAI adapter delegates to one."""
+    """Implements providers.capabilities.RerankProvider for one of the rerank wires above.
+    The adapter of the rerank-only kinds; the OpenAI and Cohere adapters delegate to one."""
 
-    def __init__(self, kind: str) -> None:
-        self.kind = kind
+    def __init__(self, wire: RerankWire) -> None:
+        self.wire = wire
 
     def build_rerank_request(self, request: RerankRequest, target: Target) -> UpstreamRequest:
-        return build_rerank(self.kind, target, request)
+        return build_rerank(self.wire, target, request)
 
     def parse_rerank_response(self, body: bytes, request: RerankRequest) -> RerankResult:
         return parse_rerank_answer(body, request)

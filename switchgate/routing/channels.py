@@ -99,6 +99,10 @@ async def upsert_channel(
     """Create the channel, or update the one with that name. Returns (id, created).
     `keys` replaces the channel's keys; without it `api_key` is its one key."""
     spec = _check(kind, base_url, models, weight)
+    try:
+        spec.check_options(options_of(extra or {}))
+    except ValueError as exc:
+        raise ChannelError(f"{kind} channel {name!r}: {exc}") from exc
     keys = keys or [KeySpec(api_key)]
     if not keys[0].key and spec.needs_key:
         raise ChannelError("a channel needs at least one API key")

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import anthropic
+import httpx
 import openai
 import pytest
 from google import genai
@@ -25,6 +26,7 @@ from tests.support import (
     gateway_env,
     http_json,
     mock_requests,
+    run_cli,
     start_process,
     wait_for,
 )
@@ -510,3 +512,55 @@ def test_rerank_through_the_same_channel(gw: Gateway) -> None:
     assert reply["results"][0]["index"] == 0
     assert _sent(gw, "/v2/rerank")[-1]["json"]["model"] == "rerank-v3.5"
     assert wait_for(lambda: gw.balance(email) == START - 2_000_000_000)
+
+
+# --- channel options ----------------------------------------------------------------------
+
+ALLOWED_INPUT_TYPES = "classification, clustering, search_document, search_query"
+
+
+def test_an_unknown_input_type_is_refused_when_the_channel_is_saved(gw: Gateway) -> None:
+    """CLI, config file and console API refuse it with the allowed values (it used to
+    be saved, and then every embeddings call failed with 500)."""
+    env, url = gw.env, gw.mock_url
+    add = ["channels", "add", "cohere-bad", "--kind", "cohere", "--base-url", url,
+           "--key", "mock-key", "--models", "embed-bad"]  # fmt: skip
+    refused = run_cli(env, *add, "--option", "input_type=search_queries", check=False)
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr, refused
+    assert "'search_queries'" in refused.stderr and ALLOWED_INPUT_TYPES in refused.stderr
+
+    config = gw.data_dir / "bad-input-type.toml"
+    config.write_text(
+        f'[[channels]]\nname = "cohere-bad"\nkind = "cohere"\nbase_url = "{url}"\n'
+        'key = "mock-key"\nmodels = ["embed-bad"]\noptions = { input_type = "query" }\n'
+    )
+    refused = run_cli(env, "config", str(config), check=False)
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr, refused
+    assert "'query'" in refused.stderr and ALLOWED_INPUT_TYPES in refused.stderr
+
+    _, admin_token = gw.new_user(admin=True)
+    headers = {"authorization": f"Bearer {admin_token}"}
+    body = {"name": "cohere-console", "kind": "cohere", "base_url": url, "api_key": "mock-key",
+            "models": ["embed-console"], "options": {"input_type": "Search_Query"}}  # fmt: skip
+    refused_api = httpx.post(f"{gw.url}/api/channels", headers=headers, json=body)
+    assert refused_api.status_code == 400, refused_api.text
+    assert "'Search_Query'" in refused_api.text and ALLOWED_INPUT_TYPES in refused_api.text
+    names = [
+        c["name"] for c in httpx.get(f"{gw.url}/api/channels", headers=headers).json()["items"]
+    ]
+    assert "cohere-bad" not in names and "cohere-console" not in names
+
+    # A value Cohere takes is saved; editing it to one it does not is refused.
+    created = httpx.post(
+        f"{gw.url}/api/channels",
+        headers=headers,
+        json={**body, "options": {"input_type": "clustering"}},
+    )
+    assert created.status_code == 200, created.text
+    channel = f"{gw.url}/api/channels/{created.json()['id']}"
+    edit = httpx.patch(channel, headers=headers, json={"options": {"input_type": "bogus"}})
+    assert edit.status_code == 400 and ALLOWED_INPUT_TYPES in edit.text
+    listed = httpx.get(f"{gw.url}/api/channels", headers=headers).json()["items"]
+    [saved] = [c for c in listed if c["name"] == "cohere-console"]
+    assert saved["options"] == {"input_type": "clustering"}
+    assert run_cli(env, *add, "--option", "input_type=classification").returncode == 0

@@ -32,6 +32,7 @@ from switchgate.providers.capabilities import (
     ChatProvider,
     EmbeddingsProvider,
     NativeDialect,
+    OptionChecker,
     RerankProvider,
 )
 from switchgate.providers.cohere import CohereProvider
@@ -88,6 +89,17 @@ def test_capabilities_and_registry() -> None:
         assert isinstance(PROVIDER, capability)
     assert not isinstance(PROVIDER, NativeDialect)
     assert kind.default_base_url == "https://api.cohere.com"
+
+
+def test_channel_options_are_checked_through_the_registry() -> None:
+    kind = provider_kinds()["cohere"]
+    assert isinstance(PROVIDER, OptionChecker)
+    for value in ("search_document", "search_query", "classification", "clustering"):
+        kind.check_options({"input_type": value})
+    kind.check_options({"other": "left alone"})
+    with pytest.raises(ValueError, match="allowed: classification, clustering, search_doc"):
+        kind.check_options({"input_type": "search"})
+    provider_kinds()["openai"].check_options({"input_type": "anything"})  # not its option
 
 
 # --- requests --------------------------------------------------------------------------

@@ -44,7 +44,7 @@ from switchgate.providers.openai_media import (
     wav_seconds,
 )
 from switchgate.providers.registry import provider_kinds
-from switchgate.providers.rerank import build_rerank, parse_rerank_answer, rerank_reply
+from switchgate.providers.rerank import parse_rerank_answer, rerank_reply
 from switchgate.testing.mock_upstream.assets import wav_header
 from switchgate.wire.forms import Form, Upload, parse_form
 
@@ -76,7 +76,11 @@ def _request_json(request: UpstreamRequest) -> dict[str, Any]:
 
 def _run(case: str, data: dict[str, Any]) -> Any:
     if case.startswith("rerank_request_"):
-        request = build_rerank(data["kind"], _target(data["target"]), parse_rerank(data["request"]))
+        reranker = KINDS[data["kind"]].rerank()  # the kind's own adapter
+        assert reranker is not None
+        request = reranker.build_rerank_request(
+            parse_rerank(data["request"]), _target(data["target"])
+        )
         return _request_json(request)
     if case.startswith("rerank_answer_"):
         request = parse_rerank(data["request"])

@@ -80,7 +80,7 @@ export function channelForm(meta, c = {}) {
     if (apiKey) {
       apiKey.required = d.needs_key !== false;
       apiKey.placeholder = d.needs_key === false ? "none needed" : (d.key_format || "API key");
-      keyHint.textContent = `${d.needs_key === false ? "optional: " : ""}${d.key_format || "API key"}; more keys, weights and caps: the channel's Keys button`;
+      keyHint.textContent = `${d.needs_key === false ? "optional; " : ""}the format is above; more keys, weights and caps: the channel's Keys button`;
     }
     const serves = (d.endpoints || []).includes("responses");
     responsesField.hidden = !serves;

@@ -113,8 +113,8 @@ async def save_keys(
 ) -> None:
     """Replace the channel's keys. A key that stays keeps its status (a re-applied config
     file does not re-enable a key the upstream refused) and its position, so its health
-    (`k:<channel>:<position>`) stays its own; a new key takes a position after every one
-    the channel had, never a removed key's."""
+    (`k:<channel>:<position>`) stays its own; a new key takes a position after the
+    highest one the channel holds (as add_key does)."""
     rows = (
         await conn.execute(select(channel_keys).where(channel_keys.c.channel_id == channel_id))
     ).all()

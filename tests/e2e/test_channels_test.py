@@ -2,20 +2,24 @@
 `switchgate doctor`): a real tiny call per channel against the fake upstreams, and the
 diagnosis for each way a channel can be broken."""
 
+import asyncio
 from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
 
 from switchgate.billing.pricing import Price
-from switchgate.providers.registry import provider_kinds
+from switchgate.providers.openai_compatible import PresetProvider
+from switchgate.providers.registry import ProviderKind, kind_names, provider_kinds
 from switchgate.relay.probe import ProbeResult, probe_channel
 from switchgate.relay.upstream import UpstreamClient
 from switchgate.routing.channels import Channel
 from switchgate.settings import Timeouts
 from switchgate.testing import MockUpstream, start_mock_upstream
+from switchgate.testing.mock_upstream.bedrock_wire import ACCESS_KEY_ID, SECRET_ACCESS_KEY
 from tests.status_upstream import status_upstream
 from tests.support import Process, gateway_env, run_cli
+from tests.vertex_support import make_service_account, register
 
 PRICES = {
     "embed-mock": Price("embed-mock", kind="embedding"),
@@ -82,6 +86,46 @@ async def test_a_working_channel_answers_with_the_upstreams_model_name(
     sent = mock.requests[-1]
     assert "mock-key" not in str(sent)  # the recorder redacts keys; the call was real
     assert result.latency_ms >= 0
+
+
+# Kinds the fake upstream does not speak (a new kind must be added to `_fake_channel` or
+# here, so no kind goes untested by accident).
+NO_FAKE = {"azure": "the fake upstream has no Azure OpenAI deployments route"}
+
+
+async def _fake_channel(name: str, kind: ProviderKind, mock: MockUpstream) -> Channel:
+    """A channel of kind `name` on the fake upstream, with a model it answers."""
+    base, key, models, extra = mock.base_url, "mock-key", ("chat-x",), {}
+    if isinstance(kind.adapter, PresetProvider):  # every preset: its mode on the fake
+        base = f"{mock.base_url}/presets/{name}/v1"
+    elif name == "openai":
+        base = mock.base_url + "/v1"
+    elif name == "bedrock":
+        key, models = f"{ACCESS_KEY_ID}:{SECRET_ACCESS_KEY}", ("amazon.nova-pro-v1:0",)
+        extra = {"region": "us-west-2"}
+    elif name == "vertex":
+        account = make_service_account(mock.base_url, project="probe-test")
+        await asyncio.to_thread(register, mock.base_url, account)
+        key, models, extra = account.key, ("gemini-2.5-flash",), {"location": "us-east5"}
+    elif name == "jina":
+        models = ("rerank-x",)
+    elif name not in ("anthropic", "gemini", "cohere"):
+        raise AssertionError(f"{name}: say how to reach its fake upstream, or add it to NO_FAKE")
+    return Channel(1, f"{name}-test", name, base, key, models, extra=extra)
+
+
+@pytest.mark.parametrize("name", [k for k in kind_names() if k not in NO_FAKE])
+async def test_every_kind_of_the_registry_can_be_probed(
+    mock: MockUpstream, client: UpstreamClient, name: str
+) -> None:
+    """What `channels test` does on a channel of each kind, from the registry: a new kind
+    is probed here (or must say why not in NO_FAKE) without editing the case list."""
+    assert set(NO_FAKE) <= set(kind_names())
+    kind = provider_kinds()[name]
+    result = await _probe(client, await _fake_channel(name, kind, mock))
+    assert result.ok and result.outcome == "ok" and result.status == 200, result
+    assert result.call == ("chat" if kind.chat() is not None else "rerank"), result
+    assert "mock-key" not in str(mock.requests[-1])  # a real call, the key redacted
 
 
 async def test_media_only_channels_are_skipped_not_called(

@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from switchgate.billing.prices import load_prices
+from switchgate.providers.registry import provider_kinds
 from switchgate.storage.db import Database
 from tests.support import gateway_env, run_cli
 
@@ -66,10 +67,13 @@ def test_bad_media_prices_are_refused(cli_env: dict[str, str], args: list[str]) 
 
 
 def test_rerank_channel_kinds(cli_env: dict[str, str]) -> None:
-    for kind in ("cohere", "jina"):
+    """Every kind the registry says serves rerank can be added as a channel."""
+    rerankers = [name for name, kind in provider_kinds().items() if kind.rerank() is not None]
+    assert {"cohere", "jina"} <= set(rerankers)
+    for kind in rerankers:
         run_cli(
             cli_env, "channels", "add", f"rr-{kind}", "--kind", kind,
             "--base-url", "https://api.example.com", "--key", "k", "--models", "rr",
         )  # fmt: skip
     listed = run_cli(cli_env, "channels", "list").stdout
-    assert "\tcohere\t" in listed and "\tjina\t" in listed
+    assert all(f"\trr-{kind}\t{kind}\t" in listed for kind in rerankers), listed

@@ -97,7 +97,7 @@ def test_kind_entry(name: str) -> None:
     assert kind.default_base_url == "" or kind.default_base_url.startswith(("http://", "https://"))
     chat = kind.chat()
     if chat is not None:
-        assert chat.kind == name  # the adapter names the kind it serves (hosted tools, logs)
+        assert chat.kind == name  # the adapter names the kind it serves
 
 
 @pytest.mark.parametrize("name", sorted(KINDS))

@@ -27,15 +27,7 @@ from switchgate.core.request import ChatRequest
 from switchgate.core.response import ChatResponse, FinishReason
 from switchgate.core.usage import Usage, reported_count
 from switchgate.errors import ErrorKind, GatewayError
-from switchgate.providers.gemini_errors import (  # the two re-exported for providers/vertex*
-    classify_gemini_error as classify_gemini_error,
-)
-from switchgate.providers.gemini_errors import (
-    inband_error,
-)
-from switchgate.providers.gemini_errors import (
-    scrub as scrub,
-)
+from switchgate.providers.gemini_errors import inband_error
 from switchgate.providers.meters import BlockMeter, usage_key_pattern
 from switchgate.wire.gemini_parts import get_field, part_to_core, synth_call_id
 from switchgate.wire.sse import UNFINISHED, SSEParser

@@ -28,12 +28,9 @@ from switchgate.providers.anthropic_stream import AnthropicStreamDecoder
 from switchgate.providers.base import StreamDecoder, Target, UpstreamRequest
 from switchgate.providers.capabilities import EmbeddingsResult
 from switchgate.providers.gemini import build_gemini_body
-from switchgate.providers.gemini_stream import (
-    GeminiStreamDecoder,
-    classify_gemini_error,
-    parse_gemini_response,
-    scrub,
-)
+from switchgate.providers.gemini_errors import classify_gemini_error, scrub
+from switchgate.providers.gemini_schema import SchemaCache
+from switchgate.providers.gemini_stream import GeminiStreamDecoder, parse_gemini_response
 from switchgate.providers.hosted_tools import ANTHROPIC_TOOLS, GEMINI_TOOLS, HostedToolMap
 from switchgate.providers.vertex_address import (
     DEFAULT_BASE_URL,
@@ -132,6 +129,7 @@ class VertexProvider:
     def __init__(self, tokens: TokenCache | None = None) -> None:
         self.tokens = tokens if tokens is not None else TokenCache()
         self._anthropic = AnthropicProvider()
+        self.schemas = SchemaCache()  # Gemini tool schemas, cleaned once (gemini_schema.py)
 
     # ------------------------------------------------------------ authorization
 
@@ -172,7 +170,7 @@ class VertexProvider:
                 headers["anthropic-beta"] = beta
             method = "streamRawPredict" if request.stream else "rawPredict"
         else:
-            body = build_gemini_body(request)
+            body = build_gemini_body(request, self.schemas)
             method = "streamGenerateContent" if request.stream else "generateContent"
         url = method_url(target, publisher, model, method)
         return UpstreamRequest("POST", url, headers, jsonutil.dumps(body))

@@ -22,7 +22,7 @@ from typing import Any, Final
 
 from switchgate import jsonutil
 from switchgate.errors import ErrorKind, GatewayError
-from switchgate.providers.gemini_stream import scrub
+from switchgate.providers.gemini_errors import scrub
 
 SCOPE: Final = "https://www.googleapis.com/auth/cloud-platform"
 TOKEN_URI: Final = "https://oauth2.googleapis.com/token"

@@ -90,3 +90,13 @@ def test_an_edit_that_does_not_touch_keys_keeps_their_positions(gateway: Gateway
     # a key added afterwards never takes a removed key's position (nor its health)
     added = console.ok("POST", f"/api/channels/{channel_id}/keys", {"key": "sk-pos-new-3333"})
     assert added["position"] == 3
+
+    # keys given again keep their positions (and state); a new one comes after the highest
+    listed = [keys[2], "sk-pos-fresh-4444", keys[0]]
+    console.ok("PATCH", f"/api/channels/{channel_id}", {"api_keys": listed})
+    again = {k.key: (k.position, k.status) for k in stored(gateway, "edit-keeps-positions").keys}
+    assert again == {
+        keys[0]: (0, "enabled"),
+        keys[2]: (2, "disabled"),
+        "sk-pos-fresh-4444": (4, "enabled"),
+    }

@@ -1,5 +1,8 @@
 """Which hosted tools each upstream gets and which are dropped (providers/hosted_tools.py)."""
 
+import pytest
+
+from switchgate import jsonutil
 from switchgate.dialects.anthropic_messages import anthropic_to_core_request
 from switchgate.dialects.gemini_generate.decode import gemini_to_core_request
 from switchgate.dialects.openai_responses.decode import responses_to_core_request
@@ -182,3 +185,33 @@ _SERVER_TOOLS = [
     {"type": "web_search_20250305", "name": "web_search"},
     {"type": "code_execution_20250825", "name": "code_execution"},
 ]
+
+
+@pytest.mark.parametrize(
+    ("name", "model"),
+    [
+        (name, model)
+        for name, kind in KINDS.items()
+        if isinstance(kind.adapter, HostedToolMapper)
+        for model in ("claude-sonnet-4-5@20250929", "gemini-2.5-flash")
+    ],
+)
+def test_what_an_adapter_says_it_maps_is_what_its_request_carries(name: str, model: str) -> None:
+    """For every HostedToolMapper of the registry: the search tool of its map is in the
+    body it builds for a client's web search."""
+    chat = KINDS[name].chat()
+    assert chat is not None
+    target = Target(
+        "http://up",
+        "k",
+        model,
+        extra_headers={"authorization": "Bearer t"},
+        options={"project": "p", "location": "us-east5"},
+    )
+    request = responses_to_core_request(
+        {"model": model, "input": "x", "tools": [{"type": "web_search"}]}
+    )
+    sent = jsonutil.loads(chat.build_chat_request(request, target).body)
+    tools = hosted_tool_map(chat, target)
+    assert tools is not None
+    assert dict(tools.web_search) in sent["tools"]

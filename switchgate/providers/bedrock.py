@@ -3,7 +3,7 @@ ConverseStream (one wire for Anthropic, Llama, Mistral, Nova... models), embeddi
 through InvokeModel (Titan Text Embeddings, Cohere Embed). No client dialect of its own:
 every request is translated. Channel settings: providers/bedrock_auth.py."""
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Final
 
 from switchgate import jsonutil
@@ -29,6 +29,7 @@ from switchgate.providers.bedrock_stream import BedrockStreamDecoder
 from switchgate.providers.capabilities import EmbeddingsResult
 
 KIND: Final = "bedrock"
+ERROR_TYPE_HEADER: Final = "x-amzn-errortype"
 
 
 class BedrockProvider:
@@ -56,6 +57,12 @@ class BedrockProvider:
 
     def classify_error(self, status: int, body: bytes) -> GatewayError:
         return classify(status, body)
+
+    def classify_error_with_headers(
+        self, status: int, headers: Mapping[str, str], body: bytes
+    ) -> GatewayError:
+        """The exception's name comes in `x-amzn-errortype` (the body is `{message}`)."""
+        return classify(status, body, headers.get(ERROR_TYPE_HEADER) or None)
 
     # ------------------------------------------------------------ embeddings
 

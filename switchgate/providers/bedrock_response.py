@@ -1,13 +1,17 @@
 """Bedrock Converse answers -> canonical form: the response body, usage, stop reasons
 and errors (HTTP errors and the exception events of a ConverseStream). Pure.
 
-Errors: the status says the kind (ValidationException 400, AccessDeniedException 403,
-ResourceNotFoundException 404, ModelTimeoutException 408, ModelErrorException 424,
-ThrottlingException / ModelNotReadyException 429, InternalServerException 500,
-ServiceUnavailableException 503); the exception's name travels in the
+Errors: the exception's name says the kind when it is known, else the status
+(ValidationException 400, AccessDeniedException 403, ResourceNotFoundException 404,
+ModelTimeoutException 408, ModelErrorException 424, ThrottlingException 429,
+InternalServerException 500, ServiceUnavailableException 503). The name travels in the
 `x-amzn-errortype` header and the body is `{"message": "..."}` (some front ends write
-`Message`, or add `__type`). A 400 whose message says the prompt does not fit the
-model's window is the context-length error (code `context_length_exceeded`).
+`Message`, or add `__type`), so the relay hands the headers in
+(`BedrockProvider.classify_error_with_headers`): ServiceQuotaExceededException is a 400
+that is a rate limit, ModelNotReadyException a 429 that is an overloaded model. A
+ValidationException (or an unnamed 400) whose message says the prompt does not fit the
+model's window is the context-length error (code `context_length_exceeded`); a quota's
+wording ("Too many tokens per day") never is.
 """
 
 import re
@@ -40,6 +44,8 @@ _CONTEXT: Final = re.compile(
     r"(?:number of )?(?:input )?tokens",
     re.IGNORECASE,
 )
+# A quota or throttle worded like a size ("Too many tokens per day"): never context length.
+_QUOTA: Final = re.compile(r"\bper (?:day|hour|minute|second)\b|\bquota\b|\bthrottl", re.IGNORECASE)
 # Exception name (header, body `__type`, or a stream's `:exception-type`) -> kind.
 EXCEPTIONS: Final[dict[str, tuple[ErrorKind, int]]] = {
     "validationexception": (ErrorKind.INVALID_REQUEST, 400),
@@ -161,7 +167,9 @@ def exception_name(raw: str) -> str:
 
 
 def classify(status: int, body: bytes, error_type: str | None = None) -> GatewayError:
-    """An HTTP error answer (or, with status 200, a stream's exception event)."""
+    """An HTTP error answer (or, with status 200, a stream's exception event).
+    `error_type` is the exception's name from the `x-amzn-errortype` header (or the
+    stream's `:exception-type`); it wins over a `__type` in the body."""
     message, named = _message(body)
     name = exception_name(error_type) if error_type else named
     kind, code_status = EXCEPTIONS.get(name or "", (None, status))
@@ -170,7 +178,8 @@ def classify(status: int, body: bytes, error_type: str | None = None) -> Gateway
     status = status if status >= 400 else code_status
     if kind is ErrorKind.INVALID_REQUEST:
         text = message or _DEFAULTS[kind]
-        code = CONTEXT_LENGTH_CODE if _CONTEXT.search(text) else None
+        fits = name in (None, "", "validationexception") and not _QUOTA.search(text)
+        code = CONTEXT_LENGTH_CODE if fits and _CONTEXT.search(text) else None
         return GatewayError(kind, text, code=code, upstream_status=status, status_override=status)
     if status in (401, 403):
         return GatewayError(kind, "upstream authentication failed", upstream_status=status)

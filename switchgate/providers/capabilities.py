@@ -21,6 +21,10 @@ OAuth access token from a service account) implements it, and the relay awaits i
 choosing a channel and before building the request. Everything else is pure: providers
 never do network I/O, the relay sends the UpstreamRequest they build.
 
+`HeaderAwareClassifier` is orthogonal: an ErrorClassifier whose upstream names the error
+in a response header (Bedrock: `x-amzn-errortype`) reads the headers too; the relay
+calls `classify_response` (below), which uses it when the adapter has it.
+
 `OptionChecker` is orthogonal too: a kind with channel options (`channels.extra`, read
 as `Target.options`) checks their values when a channel is created or edited (CLI,
 config file, console API all go through routing/channels.py `upsert_channel`), so a bad
@@ -50,6 +54,26 @@ class ErrorClassifier(Protocol):
     capability that sends requests has it; the non-chat relay uses it whatever the call."""
 
     def classify_error(self, status: int, body: bytes) -> GatewayError: ...
+
+
+@runtime_checkable
+class HeaderAwareClassifier(Protocol):
+    """An ErrorClassifier that needs the error answer's headers (lower-cased names) too:
+    Bedrock's exception name comes only in `x-amzn-errortype`, its body is `{message}`."""
+
+    def classify_error_with_headers(
+        self, status: int, headers: Mapping[str, str], body: bytes
+    ) -> GatewayError: ...
+
+
+def classify_response(
+    adapter: ErrorClassifier, status: int, headers: Mapping[str, str], body: bytes
+) -> GatewayError:
+    """The adapter's reading of an upstream error answer, with its headers when it wants
+    them (HeaderAwareClassifier), else from the status and body alone."""
+    if isinstance(adapter, HeaderAwareClassifier):
+        return adapter.classify_error_with_headers(status, headers, body)
+    return adapter.classify_error(status, body)
 
 
 @runtime_checkable

@@ -106,12 +106,17 @@ PRESETS: Final[tuple[Preset, ...]] = (
         "Groq",
         "https://api.groq.com/openai/v1",
         request=RequestQuirks(
-            drop_fields=("logprobs", "top_logprobs", "logit_bias"), single_choice=True
+            drop_fields=("logprobs", "top_logprobs", "logit_bias"),
+            single_choice=True,
+            history_reasoning=False,
         ),
-        reply=ReplyQuirks(usage_paths=(("x_groq", "usage"),)),
+        reply=ReplyQuirks(reasoning_keys=("reasoning",), usage_paths=(("x_groq", "usage"),)),
         sources=(
             "console.groq.com/docs/openai: logprobs, logit_bias, top_logprobs and"
             " messages[].name are 400; if n is supplied it must be 1",
+            "console.groq.com/docs/reasoning: reasoning comes in message.reasoning (delta"
+            " .reasoning when streamed); a past assistant turn's reasoning_content is a 400"
+            " (\"property 'reasoning_content' is unsupported\")",
             "Groq streams report usage under x_groq.usage in the last chunk (groq SDK"
             " ChatCompletionChunk.x_groq)",
         ),

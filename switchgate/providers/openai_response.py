@@ -27,8 +27,17 @@ FINISH_REASONS: Final[dict[str, FinishReason]] = {
     "function_call": FinishReason.TOOL_CALLS,
     "content_filter": FinishReason.CONTENT_FILTER,
 }
+# Key formats of the vendors served through this reader: OpenAI, DeepSeek, Moonshot, Qwen,
+# SiliconFlow `sk-` (OpenRouter `sk-or-v1-`), Groq `gsk_`, xAI `xai-`, Fireworks `fw_`,
+# Together `tgp_v1_` (older keys: 64 hex), Perplexity `pplx-`, Replicate `r8_`, Hugging Face
+# `hf_`, Jina `jina_`, Google `AIza`; Mistral's have no prefix (32 letters and digits): a
+# long run of letters and digits mixing both is redacted too.
 _SECRET: Final = re.compile(
-    r"(?i)\bbearer\s+[^\s\"',]+|\b(?:sk|pk|rk)-[A-Za-z0-9_\-*.]{6,}|\bAIza[0-9A-Za-z_\-]{20,}"
+    r"(?i)\bbearer\s+[^\s\"',]+"
+    r"|\b(?:sk|pk|rk|xai|pplx)-[A-Za-z0-9_\-*.]{6,}"
+    r"|\b(?:gsk|fw|tgp_v1|r8|hf|jina)_[A-Za-z0-9_\-*.]{6,}"
+    r"|\bAIza[0-9A-Za-z_\-]{20,}"
+    r"|\b(?=[A-Za-z0-9]*[0-9])(?=[A-Za-z0-9]*[A-Za-z])[A-Za-z0-9]{32,}\b"
     r"|https?://[^\s\"'<>()\[\]]+"
 )
 _MAX_MESSAGE: Final = 1000

@@ -19,7 +19,7 @@ Nothing is retried once a byte reached the client (the Route's delivery owns tha
 
 import asyncio
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -68,7 +68,11 @@ class Route(Protocol):
         """The upstream request for this candidate (None: this channel can't serve it)."""
         ...
 
-    def classify(self, channel: Channel, status: int, body: bytes) -> GatewayError: ...
+    def classify(
+        self, channel: Channel, status: int, headers: Mapping[str, str], body: bytes
+    ) -> GatewayError:
+        """An upstream error answer (`headers` lower-cased) as the gateway's error."""
+        ...
 
     async def deliver(self, channel: Channel, target: Target, response: UpstreamResponse) -> None:
         """Answer the client from a successful response (sets outcome.error on a
@@ -365,7 +369,8 @@ async def _send(
         return err, None, None
     try:
         if response.status >= 400:
-            error = route.classify(candidate.channel, response.status, await read_all(response))
+            body = await read_all(response)
+            error = route.classify(candidate.channel, response.status, response.headers, body)
             wait = retry_after(response.headers)
             if wait is None and error.retry_after is not None:
                 wait = float(error.retry_after)

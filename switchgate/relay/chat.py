@@ -1,6 +1,7 @@
 """The chat pipeline: hold -> route -> call upstream (passthrough or translated) ->
 relay the answer -> settle and record. Shared by every chat dialect."""
 
+from collections.abc import Mapping
 from dataclasses import replace
 
 from switchgate.billing.holds import Hold
@@ -9,7 +10,12 @@ from switchgate.billing.pricing import estimate_input_tokens, token_cost, token_
 from switchgate.catalogue.limits import check_request
 from switchgate.errors import ErrorKind, GatewayError
 from switchgate.providers.base import Target, UpstreamRequest
-from switchgate.providers.capabilities import ChatProvider, NativeDialect, hosted_tool_map
+from switchgate.providers.capabilities import (
+    ChatProvider,
+    NativeDialect,
+    classify_response,
+    hosted_tool_map,
+)
 from switchgate.providers.hosted_tools import dropped_header, without_hosted, without_hosted_tools
 from switchgate.relay import paid_options, policy
 from switchgate.relay.asgi import Responder
@@ -103,9 +109,11 @@ class _ChatRoute:
             request = without_hosted(request)
         return provider.build_chat_request(request, target)
 
-    def classify(self, channel: Channel, status: int, body: bytes) -> GatewayError:
+    def classify(
+        self, channel: Channel, status: int, headers: Mapping[str, str], body: bytes
+    ) -> GatewayError:
         assert self.provider is not None
-        return self.provider.classify_error(status, body)
+        return classify_response(self.provider, status, headers, body)
 
     async def deliver(self, channel: Channel, target: Target, response: UpstreamResponse) -> None:
         assert self.provider is not None

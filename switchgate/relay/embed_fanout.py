@@ -91,7 +91,7 @@ class TranslatedEmbeddings:
             try:
                 body = await read_all(response)
                 if response.status >= 400:
-                    raise classify(delivery.kind, response.status, body)
+                    raise classify(delivery.kind, response.status, response.headers, body)
             finally:
                 response.release()
         except GatewayError as err:

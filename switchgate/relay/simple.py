@@ -25,7 +25,7 @@ from switchgate.core.usage import Usage
 from switchgate.dialects.base import ChatDialect
 from switchgate.errors import ErrorKind, GatewayError
 from switchgate.providers.base import Target, UpstreamRequest
-from switchgate.providers.capabilities import ErrorClassifier, OpenAIShaped
+from switchgate.providers.capabilities import ErrorClassifier, OpenAIShaped, classify_response
 from switchgate.providers.openai_response import classify_openai_error
 from switchgate.providers.registry import ProviderKind
 from switchgate.relay import policy
@@ -194,12 +194,14 @@ class MediaEndpoint:
     )
 
 
-def classify(kind: ProviderKind | None, status: int, body: bytes) -> GatewayError:
+def classify(
+    kind: ProviderKind | None, status: int, headers: Mapping[str, str], body: bytes
+) -> GatewayError:
     """An upstream error answer, as the kind's adapter reads it (OpenAI's shape, which
     also reads Cohere's and Jina's `{message}`, when it has no reader of its own)."""
     adapter = kind.adapter if kind is not None else None
     if isinstance(adapter, ErrorClassifier):
-        return adapter.classify_error(status, body)
+        return classify_response(adapter, status, headers, body)
     return classify_openai_error(status, body)
 
 
@@ -271,8 +273,10 @@ class _ExchangeRoute:
         kind = self.state.kinds.get(channel.kind)
         return self.exchange.build(kind, target) if kind is not None else None
 
-    def classify(self, channel: Channel, status: int, body: bytes) -> GatewayError:
-        return classify(self.state.kinds.get(channel.kind), status, body)
+    def classify(
+        self, channel: Channel, status: int, headers: Mapping[str, str], body: bytes
+    ) -> GatewayError:
+        return classify(self.state.kinds.get(channel.kind), status, headers, body)
 
     async def deliver(self, channel: Channel, target: Target, response: UpstreamResponse) -> None:
         delivery = Delivery(

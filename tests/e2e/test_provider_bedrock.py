@@ -296,6 +296,41 @@ def test_context_length_is_the_dialects_own_error(
         http_json("POST", f"{bedrock_mock.base_url}/_mock/config", {"fault_status": 0})
 
 
+def test_exception_name_comes_from_the_errortype_header(
+    gw: Gateway, user: tuple[str, str], bedrock_mock: Process
+) -> None:
+    """Bedrock names the exception only in `x-amzn-errortype` (the body is `{message}`):
+    a ServiceQuotaExceededException 400 is a rate limit, not the client's bad request
+    (and never context length), a ModelNotReadyException 429 an overloaded model."""
+    _, token = user
+    quota = {
+        "fault_status": 400,
+        "fault_error_type": "ServiceQuotaExceededException",
+        "fault_message": "Too many tokens per day, please wait before trying again.",
+    }
+    http_json("POST", f"{bedrock_mock.base_url}/_mock/config", quota)
+    try:
+        with pytest.raises(openai.RateLimitError) as info:
+            _oai(gw, token).chat.completions.create(
+                model=LLAMA, messages=[{"role": "user", "content": "hi"}]
+            )
+        assert info.value.code != "context_length_exceeded"
+        not_ready = {
+            "fault_status": 429,
+            "fault_error_type": "ModelNotReadyException",
+            "fault_message": "Model is not ready to serve inference requests.",
+        }
+        http_json("POST", f"{bedrock_mock.base_url}/_mock/config", not_ready)
+        with pytest.raises(openai.InternalServerError) as busy:
+            _oai(gw, token).chat.completions.create(
+                model=LLAMA, messages=[{"role": "user", "content": "hi"}]
+            )
+        assert busy.value.status_code == 503
+    finally:
+        reset = {"fault_status": 0, "fault_error_type": None, "fault_message": None}
+        http_json("POST", f"{bedrock_mock.base_url}/_mock/config", reset)
+
+
 def test_midstream_exception_ends_the_stream(gw: Gateway, user: tuple[str, str]) -> None:
     _, token = user
     stream = _oai(gw, token).chat.completions.create(

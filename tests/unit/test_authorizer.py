@@ -2,7 +2,7 @@
 awaited after target_for and before the request is built; its failure counts against
 the channel and the call fails over to the next candidate."""
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import replace
 from pathlib import Path
 
@@ -64,7 +64,9 @@ class _Route:
         self.built.append((channel.name, target))
         return UpstreamRequest("POST", f"{target.base_url}/x", {"k": target.api_key}, b"")
 
-    def classify(self, channel: Channel, status: int, body: bytes) -> GatewayError:
+    def classify(
+        self, channel: Channel, status: int, headers: Mapping[str, str], body: bytes
+    ) -> GatewayError:
         return GatewayError(ErrorKind.UPSTREAM_ERROR, "no")
 
     async def deliver(self, channel: Channel, target: Target, response: UpstreamResponse) -> None:

@@ -231,6 +231,20 @@ async def test_groq_usage_under_x_groq_and_refusals(upstream: MockUpstream) -> N
     assert usage and usage[-1].usage.input_tokens > 0
 
 
+async def test_groq_history_without_reasoning_content(upstream: MockUpstream) -> None:
+    """Groq refuses `reasoning_content` on a past assistant turn (a 400): the preset strips
+    it; the plain O body (which sends it back) is what Groq refuses."""
+    groq = PresetProvider(preset("groq"))
+    target = _target(upstream, "groq", "openai/gpt-oss-120b")
+    request = _ir(*TOOL_TURN, tools=TOOLS)
+    plain = await _send(OpenAIProvider().build_chat_request(request, target))
+    assert plain.status_code == 400 and "reasoning_content" in plain.text
+    upstream.clear_requests()
+    reply = await _send(groq.build_chat_request(request, target))
+    assert reply.status_code == 200, reply.text
+    assert "reasoning_content" not in upstream.requests[-1]["json"]["messages"][1]
+
+
 async def test_moonshot_temperature_is_clamped(upstream: MockUpstream) -> None:
     moonshot = PresetProvider(preset("moonshot"))
     target = _target(upstream, "moonshot", "kimi-k2")
@@ -239,7 +253,7 @@ async def test_moonshot_temperature_is_clamped(upstream: MockUpstream) -> None:
     assert (await _send(moonshot.build_chat_request(request, target))).status_code == 200
 
 
-@pytest.mark.parametrize("kind", ["openrouter", "vllm", "qwen", "siliconflow"])
+@pytest.mark.parametrize("kind", ["openrouter", "vllm", "groq", "qwen", "siliconflow"])
 async def test_reasoning_fields_become_thinking(upstream: MockUpstream, kind: str) -> None:
     provider = PresetProvider(preset(kind))
     reasoning = load({"_type": "Reasoning", "effort": "high"})

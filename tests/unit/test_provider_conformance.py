@@ -20,7 +20,8 @@
                      a final separator unless "unterminated": true) or "sse": text (as it
                      is), or "body_base64"}, "request"?: IR
                      -> {"events": [IR], "meter_usage"?: IR Usage, "meter_text"?: text}
-   classify_*        input {"status", "body": JSON or text} -> the error
+   classify_*        input {"status", "body": JSON or text, "headers"?: {name: value}}
+                     -> the error
    embed_request_*   input {"texts", "dimensions", "target"} (EmbeddingsProvider)
                      -> {"upstream"} or {"error"}
    embed_response_*  input {"body"} or {"raw"} -> {"vectors", "input_tokens"} or {"error"}
@@ -55,6 +56,7 @@ from switchgate.providers.capabilities import (
     EmbeddingsProvider,
     ErrorClassifier,
     NativeDialect,
+    classify_response,
 )
 from switchgate.providers.registry import (
     AUDIO,
@@ -388,7 +390,11 @@ def _run_stream(kind: ProviderKind, given: dict[str, Any], expected: dict[str, A
 def _run_classify(kind: ProviderKind, given: dict[str, Any], expected: dict[str, Any]) -> None:
     body = given["body"]
     raw = body.encode() if isinstance(body, str) else jsonutil.dumps(body)
-    _same(_error(_classified(kind, given["status"], raw)), expected, "the error")
+    assert isinstance(kind.adapter, ErrorClassifier)
+    headers = {k.lower(): v for k, v in given.get("headers", {}).items()}
+    # what the relay calls (relay/attempt.py): the adapter reads the headers if it wants them
+    error = classify_response(kind.adapter, given["status"], headers, raw)
+    _same(_error(error), expected, "the error")
 
 
 def _run_embed_request(kind: ProviderKind, given: dict[str, Any], expected: dict[str, Any]) -> None:

@@ -25,6 +25,7 @@ class MockConfig:
     fault_models: list[str] = field(default_factory=list)
     fault_retry_after: str | None = None
     fault_message: str | None = None
+    fault_error_type: str | None = None  # Bedrock: the exception name (x-amzn-errortype)
     hang: bool = False
     stall_after: int | None = None
     cut_after: int | None = None
@@ -49,7 +50,7 @@ _FAULT_FIELDS = frozenset(
 
 def _check_fault(name: str, value: Any) -> Any:
     """The fault fields (faults.py)."""
-    if name in ("fault_retry_after", "fault_message"):
+    if name in ("fault_retry_after", "fault_message", "fault_error_type"):
         if value is None or isinstance(value, str):
             return value
         raise ValueError(f"{name} must be a string or null")

@@ -8,6 +8,8 @@ every upstream that sees the text; these act on one server, whatever it is sent.
     fault_retry_after  ... with this Retry-After header value
     fault_message      ... and this message (OpenAI code `context_length_exceeded` when
                        it mentions the context length)
+    fault_error_type   ... Bedrock: under this exception name (`x-amzn-errortype`;
+                       default: the status's usual one)
     hang               accept the request and never answer (not even headers)
     stall_after        stream: send this many events, then nothing (connection open)
     cut_after          stream: send this many events, then close the connection
@@ -49,7 +51,7 @@ def _error(request: web.Request, config: MockConfig) -> web.Response:
     if path.startswith("/v1/messages"):
         response = anthropic_error(status, message)
     elif path.startswith("/model/"):
-        response = bedrock_error(status, message)
+        response = bedrock_error(status, message, config.fault_error_type)
     elif "/models/" in path:
         response = gemini_error(status, message)
     elif path in ("/v2/chat", "/v2/embed"):

@@ -127,9 +127,15 @@ def groq_rules(body: dict[str, Any]) -> web.Response | None:
     n = body.get("n")
     if isinstance(n, int) and n != 1:
         return openai_error(400, "'n' : number must be at most 1", param="n")
-    for message in body.get("messages") or ():
+    for i, message in enumerate(body.get("messages") or ()):
         if isinstance(message, dict) and "name" in message:
             return openai_error(400, "'messages.name' : property 'name' is unsupported")
+        if isinstance(message, dict) and "reasoning_content" in message:
+            return openai_error(
+                400,
+                f"'messages.{i}' : for 'role:{message.get('role')}' the following must be"
+                f" satisfied[('messages.{i}' : property 'reasoning_content' is unsupported)]",
+            )
     return None
 
 

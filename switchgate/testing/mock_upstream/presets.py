@@ -5,11 +5,11 @@ Each mode is the plain OpenAI Chat Completions double (openai_chat.py) plus what
 vendor does differently, so a preset adapter that gets a quirk wrong fails its test:
 
 - requests are checked by the vendor's rules (preset_rules.py: Mistral's 422s and tool-call
-  id rule, DeepSeek's thinking-mode rules, Groq's unsupported fields, Moonshot's
-  temperature range...);
+  id rule, DeepSeek's thinking-mode rules, Groq's unsupported fields (reasoning_content
+  in past turns too), Moonshot's temperature range...);
 - auth: a bearer key, except the local servers (ollama, vllm, lmstudio) that take none;
 - replies: DeepSeek, Qwen and SiliconFlow reason in `reasoning_content` when thinking is
-  on, OpenRouter and vLLM in `reasoning`; Mistral's magistral models answer content
+  on, OpenRouter, vLLM and Groq in `reasoning`; Mistral's magistral models answer content
   chunks with "thinking" parts, its tool-call ids are 9 alphanumerics and its streams
   carry usage in the last chunk without stream_options; Groq streams put usage under
   `x_groq.usage`.
@@ -58,7 +58,7 @@ EMBEDDINGS: Final = frozenset(
 _MISTRAL_EMBED_FIELDS: Final = frozenset(
     {"model", "input", "encoding_format", "output_dimension", "output_dtype"}
 )
-_REASONING_KEY: Final = {"openrouter": "reasoning", "vllm": "reasoning"}
+_REASONING_KEY: Final = {"openrouter": "reasoning", "vllm": "reasoning", "groq": "reasoning"}
 
 
 def _reasons(vendor: str, body: dict[str, Any]) -> bool:

@@ -3,7 +3,9 @@
 - `reasoning_content` (the one reasoning extension we read, see the O dialect) becomes a
   ThinkingPart ahead of the text; `refusal` becomes text; legacy `function_call` becomes
   a tool call with a synthesised `call_` + 24 hex id.
-- `stop` with tool calls present means TOOL_CALLS (some servers say `stop`).
+- `stop` with tool calls present means TOOL_CALLS (some servers say `stop`); Mistral's
+  `model_length` is LENGTH; a failed generation's finish (`error`,
+  `insufficient_system_resource`) is raised as a retryable upstream error.
 - Errors: the upstream message is kept, minus anything that looks like a key, a bearer
   token or a URL. A bad channel key (401/403) or an exhausted channel quota is the
   gateway's problem, so the client sees a 5xx, never the upstream text.
@@ -26,7 +28,11 @@ FINISH_REASONS: Final[dict[str, FinishReason]] = {
     "tool_calls": FinishReason.TOOL_CALLS,
     "function_call": FinishReason.TOOL_CALLS,
     "content_filter": FinishReason.CONTENT_FILTER,
+    "model_length": FinishReason.LENGTH,  # Mistral: the model's context window was reached
 }
+# A finish that says the generation failed (Mistral `error`, DeepSeek
+# `insufficient_system_resource`): not a successful stop but a retryable upstream error.
+FAILED_FINISHES: Final = frozenset({"error", "insufficient_system_resource"})
 # Key formats of the vendors served through this reader: OpenAI, DeepSeek, Moonshot, Qwen,
 # SiliconFlow `sk-` (OpenRouter `sk-or-v1-`), Groq `gsk_`, xAI `xai-`, Fireworks `fw_`,
 # Together `tgp_v1_` (older keys: 64 hex), Perplexity `pplx-`, Replicate `r8_`, Hugging Face
@@ -45,6 +51,13 @@ _MAX_MESSAGE: Final = 1000
 
 def new_call_id() -> str:
     return "call_" + secrets.token_hex(12)
+
+
+def failed_finish(raw: Any) -> GatewayError | None:
+    """The error a failed generation's `finish_reason` stands for (None: it did not fail)."""
+    if raw not in FAILED_FINISHES:
+        return None
+    return GatewayError(ErrorKind.UPSTREAM_ERROR, f"upstream generation failed ({raw})")
 
 
 def finish_from_openai(raw: Any, has_tool_calls: bool) -> FinishReason:
@@ -90,6 +103,9 @@ def parse_openai_response(
         raise error_from_payload(data)
     choices = data.get("choices")
     choice = choices[0] if isinstance(choices, list) and choices else {}
+    failed = failed_finish(choice.get("finish_reason")) if isinstance(choice, dict) else None
+    if failed is not None:  # a 200 whose generation failed: nothing to deliver
+        raise failed
     message = choice.get("message") if isinstance(choice, dict) else None
     parts = message_parts(message if isinstance(message, dict) else {})
     has_calls = any(isinstance(p, ToolCallPart) for p in parts)

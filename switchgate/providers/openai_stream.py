@@ -6,7 +6,9 @@ Decoder rules (protocols §1.5):
 - a tool call's upstream `index` maps to IR indexes 0, 1, 2... in order of first sight;
   ToolCallStart goes out once its name is known (its id is synthesised if missing);
   argument fragments seen before the name are held back until then;
-- `finish_reason` -> Finish (once); a non-null `usage` -> UsageUpdate when it changed;
+- `finish_reason` -> Finish (once), except a failed generation's (`error`,
+  `insufficient_system_resource`) -> StreamError and nothing after it; a non-null
+  `usage` -> UsageUpdate when it changed;
 - `data: {"error": ...}` -> StreamError and nothing after it; `[DONE]` ends the stream;
 - finish(): Finish(STOP, or TOOL_CALLS after tool calls) if [DONE] came without a
   finish_reason; a StreamError if no chunk came at all, or if neither came (the upstream
@@ -37,6 +39,7 @@ from switchgate.jsonutil import JSONDecodeError, loads
 from switchgate.providers.meters import BlockMeter, usage_key_pattern
 from switchgate.providers.openai_response import (
     error_from_payload,
+    failed_finish,
     finish_from_openai,
     new_call_id,
     usage_from_openai,
@@ -121,6 +124,8 @@ class OpenAIStreamDecoder:
         for choice in choices if isinstance(choices, list) else ():
             if isinstance(choice, dict) and choice.get("index", 0) == 0:
                 self._choice(choice, events)
+        if self._failed:
+            return
         usage = usage_from_openai(chunk.get("usage"))
         if usage is not None and usage != self._usage:
             self._usage = usage
@@ -149,6 +154,10 @@ class OpenAIStreamDecoder:
             if isinstance(legacy, dict):
                 self._tool_delta({"index": 0, "function": legacy}, 0, events)
         reason = choice.get("finish_reason")
+        failed = failed_finish(reason)
+        if failed is not None and not self._finished:
+            self._fail(failed, events)
+            return
         if reason is not None and not self._finished:
             self._flush_calls(events)
             self._finished = True

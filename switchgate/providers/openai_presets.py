@@ -170,11 +170,17 @@ PRESETS: Final[tuple[Preset, ...]] = (
         "Qwen (Alibaba Cloud DashScope, compatible mode)",
         "https://dashscope-intl.aliyuncs.com/compatible-mode/v1",
         endpoints=CHAT_EMBED,
-        request=RequestQuirks(thinking="qwen"),
+        request=RequestQuirks(thinking="qwen", stream_only_thinking=True),
+        embeddings_batch_limit=10,
+        embeddings_model_limits=(("text-embedding-v1", 25), ("text-embedding-v2", 25)),
         sources=(
             "alibabacloud.com/help/en/model-studio/deep-thinking: enable_thinking (and"
             " thinking_budget) switch hybrid models; reasoning_content beside content;"
             " stream usage only with stream_options.include_usage",
+            "DashScope: 400 'parameter.enable_thinking must be set to false for"
+            " non-streaming calls' (thinking only in streams)",
+            "alibabacloud.com/help/en/model-studio/embedding: text-embedding-v3/v4 take at"
+            " most 10 texts per request, v1/v2 25",
         ),
     ),
     Preset(

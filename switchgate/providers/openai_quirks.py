@@ -44,6 +44,8 @@ class RequestQuirks:
     tool_ids: str = "any"  # "alnum9": ids must be 9 chars [A-Za-z0-9]
     # "deepseek": {"thinking": {"type"}}; "qwen": enable_thinking; "openrouter": reasoning{}
     thinking: str | None = None
+    # thinking only in streams: an unstreamed body gets thinking off (Qwen: a 400 otherwise)
+    stream_only_thinking: bool = False
     body_options: tuple[str, ...] = ()  # channel options copied into the body as they are
 
 
@@ -90,6 +92,8 @@ def quirk_body(
     _choices(body, quirks)
     _temperature(body, quirks.temperature_max)
     _thinking(body, quirks.thinking, request)
+    if quirks.stream_only_thinking:
+        _stream_only_thinking(body)
     for name in quirks.body_options:
         if name in options:
             body[name] = _option(options[name])
@@ -144,6 +148,14 @@ def _thinking(body: dict[str, Any], style: str | None, request: ChatRequest) -> 
         body["enable_thinking"] = not off
         if not off and reasoning.budget_tokens is not None:
             body["thinking_budget"] = reasoning.budget_tokens
+
+
+def _stream_only_thinking(body: dict[str, Any]) -> None:
+    """Qwen (DashScope): thinking is refused on an unstreamed call, and some models think
+    by default, so an unstreamed body always says it off."""
+    if body.get("stream") is not True:
+        body["enable_thinking"] = False
+        body.pop("thinking_budget", None)
 
 
 def _conforms(call_id: str) -> bool:

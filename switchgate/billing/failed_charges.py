@@ -5,20 +5,24 @@ A retry runs in one transaction: it deletes the row first, then writes what the
 recorder would have written (a `charge` ledger row with the request's id, the balance,
 the token's spend) and an audit row holding everything the deleted row said. Two retries
 of one row cannot both charge: the second deletes nothing (PostgreSQL's row lock, or
-SQLite's single writer, makes it wait for the first) and is refused. Any refusal (no
-such user, a balance that cannot go that low) rolls it all back and the row stays.
+SQLite's single writer, makes it wait for the first) and is refused. A request that
+already has a charge row (the ledger's request id is unique: settled meanwhile, or a
+duplicate failure) is refused too, never charged twice. Any refusal (no such user, a
+balance that cannot go that low) rolls it all back and the row stays.
 """
 
 from dataclasses import asdict, dataclass
 from typing import Any
 
 from sqlalchemy import delete, select, update
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncConnection
 
 from switchgate.audit.actions import Entry, record
 from switchgate.billing import ledger
 from switchgate.money import MAX_AMOUNT, MAX_CHARGE
 from switchgate.storage.tables import failed_charges, tokens, users
+from switchgate.storage.tables import ledger as ledger_table
 
 
 class RetryRefused(ValueError):
@@ -99,7 +103,13 @@ async def retry_failed(conn: AsyncConnection, charge_id: int, actor: str) -> Fai
         raise RetryRefused(f"failed charge #{charge_id}: its cost {failed.cost!r} is not a number")
     if failed.user_id is None or email is None:
         raise RetryRefused(f"failed charge #{charge_id}: user {failed.user_id} does not exist")
+    already = f"failed charge #{charge_id}: request {failed.request_id} already has a charge row"
     if amount:
+        charged = await conn.scalar(
+            select(ledger_table.c.id).where(ledger_table.c.request_id == failed.request_id)
+        )
+        if charged is not None:
+            raise RetryRefused(f"{already} (ledger entry #{charged}); nothing charged")
         try:
             await ledger.add_entry(
                 conn,
@@ -112,6 +122,8 @@ async def retry_failed(conn: AsyncConnection, charge_id: int, actor: str) -> Fai
             )
         except ledger.LedgerError as exc:
             raise RetryRefused(f"failed charge #{charge_id} not applied: {exc}") from exc
+        except IntegrityError as exc:  # written meanwhile: the ledger's unique request id
+            raise RetryRefused(f"{already}; nothing charged") from exc
         if failed.token_id is not None:
             await conn.execute(
                 update(tokens)

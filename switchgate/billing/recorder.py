@@ -22,7 +22,7 @@ from collections import defaultdict
 from collections.abc import Callable
 from typing import Any, Final
 
-from sqlalchemy import update
+from sqlalchemy import select, update
 from sqlalchemy.exc import DBAPIError, DisconnectionError, InterfaceError, OperationalError
 from sqlalchemy.exc import TimeoutError as PoolTimeout
 
@@ -253,6 +253,15 @@ class Recorder:
         for rows in ((row, logged), (row, None)):
             try:
                 async with self._db.begin() as conn:
+                    # Idempotent: a first try whose commit reported an error may have
+                    # landed; a second row would be a second retry-able charge.
+                    written = await conn.scalar(
+                        select(failed_charges.c.id).where(
+                            failed_charges.c.request_id == row["request_id"]
+                        )
+                    )
+                    if written is not None:
+                        return
                     await conn.execute(failed_charges.insert().values(**rows[0]))
                     if rows[1] is not None:
                         await insert_many(conn, request_logs, [rows[1]])

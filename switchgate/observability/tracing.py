@@ -8,10 +8,13 @@ OTEL_TRACES_EXPORTER is not none); the OTLP/HTTP exporter, the sampler
 batch processor (OTEL_BSP_*) read their own variables.
 
 One span per relayed request (kind SERVER) with children `auth`, `route`, one
-`upstream` per attempt (channel, status, retry reason) and `billing`. The trace id is
-the request id: the `x-request-id` the client gets, the one stored in the request log,
-and the one sent upstream with a `traceparent` header. A client's own `traceparent` is
-continued. Off, every method is a no-op and request ids keep their `req_` form.
+`upstream` per attempt (channel, status, retry reason) and `billing`. The request id
+is `<trace id>-<server span id>` (32 + 1 + 16 hex digits): the `x-request-id` the
+client gets, the one stored in the request log and the ledger, and the one sent upstream
+beside a `traceparent` header. The span id, fresh and random for every request, keeps
+request ids unique when a client sends the same `traceparent` twice (its trace is
+continued, and the ledger's unique request id still tells the calls apart). Off, every
+method is a no-op and request ids keep their `req_` form.
 """
 
 import contextlib
@@ -50,6 +53,25 @@ def parse_traceparent(value: str | None) -> tuple[int, int, int] | None:
     except ValueError:
         return None
     return (trace_id, span_id, flags) if trace_id and span_id else None
+
+
+def _random_id(size: int) -> int:
+    """A random non-zero id of `size` bytes (W3C: all-zero trace and span ids are invalid)."""
+    while not (value := int.from_bytes(secrets.token_bytes(size))):
+        pass
+    return value
+
+
+def split_request_id(request_id: str) -> tuple[int, int]:
+    """(trace id, server span id) of a `<32 hex>-<16 hex>` request id; (0, 0) (let the SDK
+    choose) for any other form."""
+    trace_hex, _, span_hex = request_id.partition("-")
+    if len(trace_hex) != 32 or len(span_hex) != 16:
+        return 0, 0
+    try:
+        return int(trace_hex, 16), int(span_hex, 16)
+    except ValueError:
+        return 0, 0
 
 
 def describe_attempt(span: "Span", response: Any, error: Any, retry_of: str | None) -> None:
@@ -107,18 +129,26 @@ class Tracing:
 class OtelTracing(Tracing):
     enabled = True
 
-    def __init__(self, provider: "TracerProvider", next_trace: ContextVar[int]) -> None:
+    def __init__(
+        self,
+        provider: "TracerProvider",
+        next_trace: ContextVar[int],
+        next_span: ContextVar[int],
+    ) -> None:
         self._provider = provider
         self._tracer: Tracer = provider.get_tracer("switchgate")
         self._next_trace = next_trace
+        self._next_span = next_span
         self._parents: ContextVar[tuple[int, int, int] | None] = ContextVar("sg_parent")
         self._request_id: ContextVar[str] = ContextVar("sg_request_id")
 
     def new_request_id(self, headers: Mapping[str, str]) -> str:
+        """`<trace id>-<span id>`: the client's trace (or a fresh one) and a fresh random
+        id for this request's server span, so no two requests share an id."""
         parent = parse_traceparent(headers.get(_TRACEPARENT))
         self._parents.set(parent)
-        trace_id = parent[0] if parent is not None else int.from_bytes(secrets.token_bytes(16))
-        return f"{trace_id:032x}"
+        trace_id = parent[0] if parent is not None else _random_id(16)
+        return f"{trace_id:032x}-{_random_id(8):016x}"
 
     @contextlib.contextmanager
     def request_span(self, request_id: str, endpoint: str, dialect: str) -> Iterator["Span"]:
@@ -126,14 +156,13 @@ class OtelTracing(Tracing):
         from opentelemetry.trace import NonRecordingSpan, SpanContext, SpanKind, TraceFlags
 
         context = None
+        trace_id, span_id = split_request_id(request_id)
         parent = self._parents.get(None)
-        if parent is not None and f"{parent[0]:032x}" == request_id:
+        if parent is not None and parent[0] == trace_id:
             remote = SpanContext(parent[0], parent[1], True, TraceFlags(parent[2]))
             context = trace.set_span_in_context(NonRecordingSpan(remote))
-        try:
-            token = self._next_trace.set(int(request_id, 16))
-        except ValueError:
-            token = self._next_trace.set(0)
+        token = self._next_trace.set(trace_id)
+        span_token = self._next_span.set(span_id)
         try:
             span = self._tracer.start_span(
                 endpoint,
@@ -142,6 +171,7 @@ class OtelTracing(Tracing):
                 attributes={"switchgate.endpoint": endpoint, "switchgate.dialect": dialect},
             )
         finally:
+            self._next_span.reset(span_token)
             self._next_trace.reset(token)
         id_token = self._request_id.set(request_id)
         try:
@@ -192,15 +222,17 @@ def create_tracing(env: Mapping[str, str] | None = None) -> Tracing:
         )
         return Tracing()
     next_trace: ContextVar[int] = ContextVar("sg_next_trace", default=0)
+    next_span: ContextVar[int] = ContextVar("sg_next_span", default=0)
 
     class RequestIds(IdGenerator):
-        """The trace id a request asked for (its request id), else a random one."""
+        """The trace and server span ids a request asked for (its request id), else
+        random ones."""
 
         def __init__(self) -> None:
             self._random = RandomIdGenerator()
 
         def generate_span_id(self) -> int:
-            return self._random.generate_span_id()
+            return next_span.get() or self._random.generate_span_id()
 
         def generate_trace_id(self) -> int:
             return next_trace.get() or self._random.generate_trace_id()
@@ -208,4 +240,4 @@ def create_tracing(env: Mapping[str, str] | None = None) -> Tracing:
     attributes = {} if env.get("OTEL_SERVICE_NAME") else {"service.name": "switchgate"}
     provider = TracerProvider(resource=Resource.create(attributes), id_generator=RequestIds())
     provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
-    return OtelTracing(provider, next_trace)
+    return OtelTracing(provider, next_trace, next_span)

@@ -35,6 +35,9 @@ class RequestQuirks:
     drop_fields: tuple[str, ...] = ()  # removed from every body
     # (substring of the lower-cased upstream model, fields removed for such models)
     model_drop_fields: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # (field, substrings of the lower-cased upstream model): the field is sent only to the
+    # models whose name holds one of them (the only ones known to accept it)
+    model_only_fields: tuple[tuple[str, tuple[str, ...]], ...] = ()
     allowed_fields: frozenset[str] | None = None  # a strict vendor: everything else goes
     renames: tuple[tuple[str, str], ...] = ()  # (O name, vendor name)
     stream_options: bool = True  # False: never send it (usage comes anyway)
@@ -77,15 +80,7 @@ def quirk_body(
 ) -> tuple[dict[str, Any], dict[str, str]]:
     """The body with the vendor's quirks applied, and {vendor id: original id} for the
     tool-call ids that were rewritten. `body` is the builder's fresh dict: changed in place."""
-    model = str(body.get("model") or "").lower()
-    for name in quirks.drop_fields:
-        body.pop(name, None)
-    for marker, names in quirks.model_drop_fields:
-        if marker in model:
-            for name in names:
-                body.pop(name, None)
-    if not quirks.stream_options:
-        body.pop("stream_options", None)
+    _drop(body, quirks)
     for old, new in quirks.renames:
         if old in body:
             body[new] = body.pop(old)
@@ -106,6 +101,22 @@ def quirk_body(
         for name in [k for k in body if k not in quirks.allowed_fields]:
             del body[name]
     return body, ids
+
+
+def _drop(body: dict[str, Any], quirks: RequestQuirks) -> None:
+    """The fields the vendor refuses: always, for some models, or for all but some."""
+    model = str(body.get("model") or "").lower()
+    for name in quirks.drop_fields:
+        body.pop(name, None)
+    for marker, names in quirks.model_drop_fields:
+        if marker in model:
+            for name in names:
+                body.pop(name, None)
+    for name, markers in quirks.model_only_fields:
+        if name in body and not any(marker in model for marker in markers):
+            del body[name]
+    if not quirks.stream_options:
+        body.pop("stream_options", None)
 
 
 def _option(value: Any) -> Any:

@@ -84,3 +84,31 @@ async def test_qwen_embeddings_batch_limit(upstream: MockUpstream, model: str, l
 def test_other_presets_keep_one_limit() -> None:
     mistral = PresetProvider(preset("mistral"))
     assert mistral.embeddings_batch_limit_for("mistral-embed") == 512
+
+
+# --- xAI ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("model", "takes_effort"),
+    [
+        ("grok-3-mini", True),
+        ("grok-3-mini-fast", True),
+        ("grok-4-0709", False),
+        ("grok-4-1-fast-reasoning", False),
+        ("grok-code-fast-1", False),
+    ],
+)
+async def test_xai_reasoning_effort_only_where_taken(
+    upstream: MockUpstream, model: str, takes_effort: bool
+) -> None:
+    xai = PresetProvider(preset("xai"))
+    target = _target(upstream, "xai", model)
+    request = _ir("think", reasoning=load({"_type": "Reasoning", "effort": "high"}))
+    plain = await _send(OpenAIProvider().build_chat_request(request, target))
+    assert (plain.status_code == 200) is takes_effort, plain.text  # what xAI answers
+    upstream.clear_requests()
+    reply = await _send(xai.build_chat_request(request, target))
+    assert reply.status_code == 200, reply.text
+    sent = upstream.requests[-1]["json"]
+    assert ("reasoning_effort" in sent) is takes_effort

@@ -148,6 +148,18 @@ def moonshot_rules(body: dict[str, Any]) -> web.Response | None:
     return None
 
 
+_GROK_EFFORT: Final = ("grok-3-mini", "grok-4.3", "grok-4.20-multi-agent")
+
+
+def xai_rules(body: dict[str, Any]) -> web.Response | None:
+    """xAI: reasoning_effort only on the Grok models that take it (grok-3-mini...)."""
+    model = str(body.get("model") or "")
+    if "reasoning_effort" in body and not any(m in model for m in _GROK_EFFORT):
+        error = f"Model {model} does not support parameter reasoningEffort."
+        return json_response({"code": "Client specified an invalid argument", "error": error}, 400)
+    return None
+
+
 def qwen_rules(body: dict[str, Any]) -> web.Response | None:
     """DashScope: thinking only in streams (hybrid Qwen3 models)."""
     if body.get("enable_thinking") is True and body.get("stream") is not True:
@@ -194,5 +206,6 @@ RULES: Final[dict[str, Rule]] = {
     "groq": groq_rules,
     "moonshot": moonshot_rules,
     "qwen": qwen_rules,
+    "xai": xai_rules,
     "siliconflow": siliconflow_rules,
 }

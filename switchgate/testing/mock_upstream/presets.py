@@ -7,7 +7,8 @@ vendor does differently, so a preset adapter that gets a quirk wrong fails its t
 - requests are checked by the vendor's rules (preset_rules.py: Mistral's 422s and tool-call
   id rule, DeepSeek's thinking-mode rules, Groq's unsupported fields (reasoning_content
   in past turns too), Moonshot's temperature range, DashScope's thinking only in
-  streams and at most 10 texts per embeddings call...);
+  streams and at most 10 texts per embeddings call, xAI's reasoning_effort on Grok
+  models that lack it...);
 - auth: a bearer key, except the local servers (ollama, vllm, lmstudio) that take none;
 - replies: DeepSeek, Qwen and SiliconFlow reason in `reasoning_content` when thinking is
   on, OpenRouter, vLLM and Groq in `reasoning`; Mistral's magistral models answer content

@@ -60,12 +60,16 @@ class Preset:
     header_options: tuple[tuple[str, str], ...] = ()  # (channel option, header name)
     embeddings_dimensions: str | None = "dimensions"  # the field name, None: not sent
     embeddings_batch_limit: int = 2048
+    # (substring of the lower-cased upstream model, its own batch limit): the first match
+    # wins, else `embeddings_batch_limit` (ModelBatchLimit)
+    embeddings_model_limits: tuple[tuple[str, int], ...] = ()
     sources: tuple[str, ...] = ()
 
 
 class PresetProvider:
-    """Chat (and embeddings) for one OpenAI-compatible preset. Implements ChatProvider and
-    EmbeddingsProvider (providers/capabilities.py); never NativeDialect."""
+    """Chat (and embeddings) for one OpenAI-compatible preset. Implements ChatProvider,
+    EmbeddingsProvider and ModelBatchLimit (providers/capabilities.py); never
+    NativeDialect."""
 
     def __init__(self, preset: Preset) -> None:
         self.preset = preset
@@ -134,6 +138,14 @@ class PresetProvider:
         return UpstreamRequest(
             "POST", self.url(target, "embeddings"), self.headers(target), dumps(body)
         )
+
+    def embeddings_batch_limit_for(self, model: str) -> int:
+        """ModelBatchLimit: the texts one upstream call may carry for `model`."""
+        lowered = model.lower()
+        for marker, limit in self.preset.embeddings_model_limits:
+            if marker in lowered:
+                return limit
+        return self.preset.embeddings_batch_limit
 
     def parse_embeddings_response(self, body: bytes) -> EmbeddingsResult:
         vectors, usage = openai_vectors(body)

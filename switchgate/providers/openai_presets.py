@@ -37,6 +37,8 @@ MISTRAL_FIELDS: Final = frozenset(
         "safe_prompt",
     }
 )
+# The Grok models known to take reasoning_effort (substrings of the model id).
+XAI_EFFORT_MODELS: Final = ("grok-3-mini", "grok-4.3", "grok-4.20-multi-agent")
 _REASONER_IGNORED: Final = (
     "temperature",
     "top_p",
@@ -125,7 +127,14 @@ PRESETS: Final[tuple[Preset, ...]] = (
         "xai",
         "xAI (Grok)",
         "https://api.x.ai/v1",
-        sources=("docs.x.ai: OpenAI-compatible Chat Completions at https://api.x.ai/v1",),
+        request=RequestQuirks(model_only_fields=(("reasoning_effort", XAI_EFFORT_MODELS),)),
+        sources=(
+            "docs.x.ai: OpenAI-compatible Chat Completions at https://api.x.ai/v1",
+            "docs.x.ai reasoning guide: reasoning_effort is taken by grok-3-mini(-fast),"
+            " grok-4.3 and grok-4.20-multi-agent only; grok-3, grok-4, grok-4-fast,"
+            " grok-4-1-fast, grok-code-fast answer 400 'Model X does not support parameter"
+            " reasoningEffort.' (they reason without the dial)",
+        ),
     ),
     Preset(
         "together",
@@ -170,11 +179,17 @@ PRESETS: Final[tuple[Preset, ...]] = (
         "Qwen (Alibaba Cloud DashScope, compatible mode)",
         "https://dashscope-intl.aliyuncs.com/compatible-mode/v1",
         endpoints=CHAT_EMBED,
-        request=RequestQuirks(thinking="qwen"),
+        request=RequestQuirks(thinking="qwen", stream_only_thinking=True),
+        embeddings_batch_limit=10,
+        embeddings_model_limits=(("text-embedding-v1", 25), ("text-embedding-v2", 25)),
         sources=(
             "alibabacloud.com/help/en/model-studio/deep-thinking: enable_thinking (and"
             " thinking_budget) switch hybrid models; reasoning_content beside content;"
             " stream usage only with stream_options.include_usage",
+            "DashScope: 400 'parameter.enable_thinking must be set to false for"
+            " non-streaming calls' (thinking only in streams)",
+            "alibabacloud.com/help/en/model-studio/embedding: text-embedding-v3/v4 take at"
+            " most 10 texts per request, v1/v2 25",
         ),
     ),
     Preset(

@@ -35,6 +35,9 @@ class RequestQuirks:
     drop_fields: tuple[str, ...] = ()  # removed from every body
     # (substring of the lower-cased upstream model, fields removed for such models)
     model_drop_fields: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    # (field, substrings of the lower-cased upstream model): the field is sent only to the
+    # models whose name holds one of them (the only ones known to accept it)
+    model_only_fields: tuple[tuple[str, tuple[str, ...]], ...] = ()
     allowed_fields: frozenset[str] | None = None  # a strict vendor: everything else goes
     renames: tuple[tuple[str, str], ...] = ()  # (O name, vendor name)
     stream_options: bool = True  # False: never send it (usage comes anyway)
@@ -44,6 +47,8 @@ class RequestQuirks:
     tool_ids: str = "any"  # "alnum9": ids must be 9 chars [A-Za-z0-9]
     # "deepseek": {"thinking": {"type"}}; "qwen": enable_thinking; "openrouter": reasoning{}
     thinking: str | None = None
+    # thinking only in streams: an unstreamed body gets thinking off (Qwen: a 400 otherwise)
+    stream_only_thinking: bool = False
     body_options: tuple[str, ...] = ()  # channel options copied into the body as they are
 
 
@@ -75,21 +80,15 @@ def quirk_body(
 ) -> tuple[dict[str, Any], dict[str, str]]:
     """The body with the vendor's quirks applied, and {vendor id: original id} for the
     tool-call ids that were rewritten. `body` is the builder's fresh dict: changed in place."""
-    model = str(body.get("model") or "").lower()
-    for name in quirks.drop_fields:
-        body.pop(name, None)
-    for marker, names in quirks.model_drop_fields:
-        if marker in model:
-            for name in names:
-                body.pop(name, None)
-    if not quirks.stream_options:
-        body.pop("stream_options", None)
+    _drop(body, quirks)
     for old, new in quirks.renames:
         if old in body:
             body[new] = body.pop(old)
     _choices(body, quirks)
     _temperature(body, quirks.temperature_max)
     _thinking(body, quirks.thinking, request)
+    if quirks.stream_only_thinking:
+        _stream_only_thinking(body)
     for name in quirks.body_options:
         if name in options:
             body[name] = _option(options[name])
@@ -102,6 +101,22 @@ def quirk_body(
         for name in [k for k in body if k not in quirks.allowed_fields]:
             del body[name]
     return body, ids
+
+
+def _drop(body: dict[str, Any], quirks: RequestQuirks) -> None:
+    """The fields the vendor refuses: always, for some models, or for all but some."""
+    model = str(body.get("model") or "").lower()
+    for name in quirks.drop_fields:
+        body.pop(name, None)
+    for marker, names in quirks.model_drop_fields:
+        if marker in model:
+            for name in names:
+                body.pop(name, None)
+    for name, markers in quirks.model_only_fields:
+        if name in body and not any(marker in model for marker in markers):
+            del body[name]
+    if not quirks.stream_options:
+        body.pop("stream_options", None)
 
 
 def _option(value: Any) -> Any:
@@ -144,6 +159,14 @@ def _thinking(body: dict[str, Any], style: str | None, request: ChatRequest) -> 
         body["enable_thinking"] = not off
         if not off and reasoning.budget_tokens is not None:
             body["thinking_budget"] = reasoning.budget_tokens
+
+
+def _stream_only_thinking(body: dict[str, Any]) -> None:
+    """Qwen (DashScope): thinking is refused on an unstreamed call, and some models think
+    by default, so an unstreamed body always says it off."""
+    if body.get("stream") is not True:
+        body["enable_thinking"] = False
+        body.pop("thinking_budget", None)
 
 
 def _conforms(call_id: str) -> bool:

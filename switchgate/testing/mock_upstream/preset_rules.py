@@ -148,6 +148,47 @@ def moonshot_rules(body: dict[str, Any]) -> web.Response | None:
     return None
 
 
+_GROK_EFFORT: Final = ("grok-3-mini", "grok-4.3", "grok-4.20-multi-agent")
+
+
+def xai_rules(body: dict[str, Any]) -> web.Response | None:
+    """xAI: reasoning_effort only on the Grok models that take it (grok-3-mini...)."""
+    model = str(body.get("model") or "")
+    if "reasoning_effort" in body and not any(m in model for m in _GROK_EFFORT):
+        error = f"Model {model} does not support parameter reasoningEffort."
+        return json_response({"code": "Client specified an invalid argument", "error": error}, 400)
+    return None
+
+
+def qwen_rules(body: dict[str, Any]) -> web.Response | None:
+    """DashScope: thinking only in streams (hybrid Qwen3 models)."""
+    if body.get("enable_thinking") is True and body.get("stream") is not True:
+        return openai_error(
+            400,
+            "parameter.enable_thinking must be set to false for non-streaming calls",
+            code="invalid_parameter_error",
+        )
+    return None
+
+
+def qwen_embed_limit(model: str) -> int:
+    """DashScope text embeddings per request: 25 for text-embedding-v1/v2, else 10."""
+    return 25 if model.startswith(("text-embedding-v1", "text-embedding-v2")) else 10
+
+
+def qwen_embed_rules(body: dict[str, Any]) -> web.Response | None:
+    texts = body.get("input")
+    limit = qwen_embed_limit(str(body.get("model") or ""))
+    if isinstance(texts, list) and len(texts) > limit:
+        return openai_error(
+            400,
+            f"<400> InternalError.Algo.InvalidParameter: Value error, batch size is invalid,"
+            f" it should not be larger than {limit}.: input.contents",
+            code="InvalidParameter",
+        )
+    return None
+
+
 def siliconflow_rules(body: dict[str, Any]) -> web.Response | None:
     budget = body.get("thinking_budget")
     if budget is not None and not (isinstance(budget, int) and 128 <= budget <= 32768):
@@ -164,5 +205,7 @@ RULES: Final[dict[str, Rule]] = {
     "deepseek": deepseek_rules,
     "groq": groq_rules,
     "moonshot": moonshot_rules,
+    "qwen": qwen_rules,
+    "xai": xai_rules,
     "siliconflow": siliconflow_rules,
 }

@@ -6,7 +6,9 @@ vendor does differently, so a preset adapter that gets a quirk wrong fails its t
 
 - requests are checked by the vendor's rules (preset_rules.py: Mistral's 422s and tool-call
   id rule, DeepSeek's thinking-mode rules, Groq's unsupported fields (reasoning_content
-  in past turns too), Moonshot's temperature range...);
+  in past turns too), Moonshot's temperature range, DashScope's thinking only in
+  streams and at most 10 texts per embeddings call, xAI's reasoning_effort on Grok
+  models that lack it...);
 - auth: a bearer key, except the local servers (ollama, vllm, lmstudio) that take none;
 - replies: DeepSeek, Qwen and SiliconFlow reason in `reasoning_content` when thinking is
   on, OpenRouter, vLLM and Groq in `reasoning`; Mistral's magistral models answer content
@@ -30,7 +32,7 @@ from .errors import openai_error
 from .httpkit import json_response, pause, send_stream, sse
 from .openai_chat import chat_ask, chat_completion, chat_stream, stream_error_event
 from .openai_embed import OpenAIEmbeddings
-from .preset_rules import RULES, fastapi_422, no_rules, thinking_on
+from .preset_rules import RULES, fastapi_422, no_rules, qwen_embed_rules, thinking_on
 from .reply import plan_reply
 from .state import MockState
 
@@ -197,6 +199,10 @@ class PresetModes:
         refused = self._auth(request, vendor)
         if refused is not None:
             return refused
+        if vendor == "qwen" and isinstance(body, dict):
+            refused = qwen_embed_rules(body)
+            if refused is not None:
+                return refused
         if vendor != "mistral":
             return await self._embed.answer(body)
         extra = sorted(set(body) - _MISTRAL_EMBED_FIELDS) if isinstance(body, dict) else []

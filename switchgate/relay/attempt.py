@@ -74,7 +74,7 @@ class Route(Protocol):
         """An upstream error answer (`headers` lower-cased) as the gateway's error."""
         ...
 
-    async def deliver(self, channel: Channel, target: Target, response: UpstreamResponse) -> None:
+    async def deliver(self, candidate: "Candidate", response: UpstreamResponse) -> None:
         """Answer the client from a successful response (sets outcome.error on a
         failure after the first byte)."""
         ...
@@ -84,7 +84,9 @@ class Route(Protocol):
 class Candidate:
     channel: Channel
     target: Target
-    key_index: int = 0
+    key_index: int = 0  # the key's position in the channel (routing/keys.py)
+    key: ChannelKey | None = None  # the key itself, for its caps (None: the channel's own)
+    slot: Slot | None = None  # the key's cap slot this send holds (routing/key_caps.py)
 
     def subject(self, what: Blame, model: str) -> str | None:
         if what is Blame.CHANNEL:
@@ -170,7 +172,8 @@ async def _serve_model(
                 continue  # every usable key of the channel is at its cap
             key, slot = capped
         try:
-            candidate = Candidate(channel, target_for(channel, model, key.key), key.position)
+            target = target_for(channel, model, key.key)
+            candidate = Candidate(channel, target, key.position, key, slot)
             if not await run.authorize(candidate, trials):
                 continue
             request = route.build(channel, candidate.target)
@@ -206,7 +209,7 @@ async def _deliver(
     state, model, health = run.state, run.model, run.state.health
     try:
         health.success(channel_subject(channel.id), model_subject(channel.id, model))
-        await run.route.deliver(channel, candidate.target, response)
+        await run.route.deliver(candidate, response)
     finally:
         response.release()
     failed = outcome.error

@@ -19,7 +19,7 @@ from switchgate.providers.capabilities import (
 from switchgate.providers.hosted_tools import dropped_header, without_hosted, without_hosted_tools
 from switchgate.relay import paid_options, policy
 from switchgate.relay.asgi import Responder
-from switchgate.relay.attempt import attempt
+from switchgate.relay.attempt import Candidate, attempt
 from switchgate.relay.chat_call import ChatCall
 from switchgate.relay.chat_stream import relay_stream
 from switchgate.relay.chat_usage import complete_usage, response_text
@@ -115,7 +115,7 @@ class _ChatRoute:
         assert self.provider is not None
         return classify_response(self.provider, status, headers, body)
 
-    async def deliver(self, channel: Channel, target: Target, response: UpstreamResponse) -> None:
+    async def deliver(self, candidate: Candidate, response: UpstreamResponse) -> None:
         assert self.provider is not None
         state, call, provider = self.state, self.call, self.provider
         native, responder = self.native, self.responder

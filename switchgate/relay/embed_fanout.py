@@ -4,10 +4,14 @@ batchEmbedContents, Bedrock Titan, Cohere embed...), for either embeddings diale
 The texts are cut into batches of at most the provider's `embeddings_batch_limit` (or,
 for a provider whose limit depends on the model, `ModelBatchLimit`, that model's): the
 first batch is the call the attempt pipeline sends (and fails over like any call), the
-others go to the same channel once it answered, at most MAX_BATCHES_IN_FLIGHT at a
-time. The answers are merged in input order; any batch failing fails the whole call
-with its error (nothing is charged). Tokens are the upstream's where it reports them,
-else the tokenizer's count (marked estimated).
+others go to the same channel and key once it answered, at most MAX_BATCHES_IN_FLIGHT
+at a time. Each of those sends goes through the key's caps like any call (routing/
+key_caps.py): it takes its own slot (the first batch's is handed back once it answered),
+so `max_concurrency` holds and every send counts against `rpm`; a batch waits for room
+within the channel's total time limit, else the call fails with the key-cap 429. The
+answers are merged in input order; any batch failing fails the whole call with its
+error (nothing is charged), counted against the key the call used. Tokens are the
+upstream's where it reports them, else the tokenizer's count (marked estimated).
 """
 
 from collections.abc import Awaitable, Callable
@@ -26,6 +30,8 @@ from switchgate.relay.attempt import Candidate, record_failure
 from switchgate.relay.fanout import gather_bounded
 from switchgate.relay.simple import Delivery, classify, unreadable
 from switchgate.relay.upstream import read_all
+from switchgate.routing.key_caps import Slot, all_capped, take_waiting
+from switchgate.routing.limits import channel_limits
 
 
 class TranslatedEmbeddings:
@@ -74,10 +80,16 @@ class TranslatedEmbeddings:
         time) and merge all the answers in input order. Raises the first failure."""
         batches = self.batches(delivery.target)
         answers = [self.answer(batches[0], first)]  # a bad answer: stop here
+        if delivery.slot is not None:
+            delivery.slot.release()  # the first batch's send on the key is over
         jobs: list[Callable[[], Awaitable[BatchAnswer]]] = [
             partial(self._send, delivery, batch, model) for batch in batches[1:]
         ]
-        answers += await gather_bounded(jobs, MAX_BATCHES_IN_FLIGHT)
+        try:
+            answers += await gather_bounded(jobs, MAX_BATCHES_IN_FLIGHT)
+        except _NoRoom as full:  # the key stayed at its cap: the call's one 429
+            delivery.state.metrics.rate_limited.labels("key_cap").inc()
+            raise all_capped(model, full.wait) from None
         try:
             return merge_batches(batches, answers)
         except ValueError as exc:
@@ -86,8 +98,10 @@ class TranslatedEmbeddings:
     async def _send(self, delivery: Delivery, batch: range, model: str) -> BatchAnswer:
         state, channel = delivery.state, delivery.channel
         request = self.request(delivery.target, batch)
+        limits = channel_limits(channel, state.settings.timeouts, False)
+        slot = await _slot(delivery, limits[3])
         try:
-            response = await state.upstream.send(request)
+            response = await state.upstream.send(request, limits)
             try:
                 body = await read_all(response)
                 if response.status >= 400:
@@ -96,6 +110,28 @@ class TranslatedEmbeddings:
                 response.release()
         except GatewayError as err:
             if err.retryable:
-                record_failure(state.health, Candidate(channel, delivery.target), model, err)
+                candidate = Candidate(channel, delivery.target, delivery.key_index)
+                record_failure(state.health, candidate, model, err)
             raise
+        finally:
+            if slot is not None:
+                slot.release()
         return self.answer(batch, body)
+
+
+class _NoRoom(Exception):
+    def __init__(self, wait: float) -> None:
+        super().__init__(wait)
+        self.wait = wait
+
+
+async def _slot(delivery: Delivery, total: float) -> Slot | None:
+    """The key's cap slot for one more batch (None: the key has no cap), waiting for room
+    at most the channel's total time limit; _NoRoom when there was none."""
+    key = delivery.key
+    if key is None or not key.capped:
+        return None
+    taken = await take_waiting(delivery.state.key_caps, delivery.channel.id, key, total, total)
+    if isinstance(taken, Slot):
+        return taken
+    raise _NoRoom(taken.wait)

@@ -39,7 +39,7 @@ from switchgate.relay.asgi import (
     header_map,
     read_body,
 )
-from switchgate.relay.attempt import attempt
+from switchgate.relay.attempt import Candidate, attempt
 from switchgate.relay.chat_call import PassFilter
 from switchgate.relay.chat_route import finishing
 from switchgate.relay.disconnect import cancel_on_disconnect
@@ -53,6 +53,8 @@ from switchgate.relay.stream_check import (
 )
 from switchgate.relay.upstream import UpstreamResponse, iter_body
 from switchgate.routing.channels import Channel
+from switchgate.routing.key_caps import Slot
+from switchgate.routing.keys import ChannelKey
 from switchgate.state import AppState
 
 
@@ -69,6 +71,9 @@ class Delivery:
     kind: ProviderKind  # the channel's kind (its adapter)
     target: Target  # the channel's address and key this call went to
     hold: Hold
+    key_index: int = 0  # that key's position in the channel (health subjects)
+    key: ChannelKey | None = None  # that key, for its caps (routing/key_caps.py)
+    slot: Slot | None = None  # the key's cap slot the first send holds
 
     def bill(self, cost: int, usage: Usage | None = None) -> None:
         self.outcome.cost = cost
@@ -278,7 +283,8 @@ class _ExchangeRoute:
     ) -> GatewayError:
         return classify(self.state.kinds.get(channel.kind), status, headers, body)
 
-    async def deliver(self, channel: Channel, target: Target, response: UpstreamResponse) -> None:
+    async def deliver(self, candidate: Candidate, response: UpstreamResponse) -> None:
+        channel = candidate.channel
         delivery = Delivery(
             self.state,
             self.outcome,
@@ -287,8 +293,11 @@ class _ExchangeRoute:
             self.price,
             channel,
             self.state.kinds[channel.kind],
-            target,
+            candidate.target,
             self.hold,
+            candidate.key_index,
+            candidate.key,
+            candidate.slot,
         )
         await self.exchange.relay(delivery, response)
 

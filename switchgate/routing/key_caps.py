@@ -190,6 +190,28 @@ def all_capped(model: str, wait: float) -> GatewayError:
     )
 
 
+CAP_POLL = 0.2  # seconds between two tries of a key at its cap (take_waiting)
+
+
+async def take_waiting(
+    caps: KeyCaps, channel_id: int, key: ChannelKey, hold: float, budget: float
+) -> Slot | AtCap:
+    """A slot on `key` (it must carry a cap), waiting while it is at its cap for at most
+    `budget` seconds (trying again every CAP_POLL s, or when its rpm window frees); the
+    last AtCap when there was no room in time. For sends that must go to this one key
+    (an embeddings call's further batches, relay/embed_fanout.py)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + budget
+    while True:
+        taken = await caps.take(channel_id, key, hold)
+        if isinstance(taken, Slot):
+            return taken
+        pause = min(taken.wait, CAP_POLL)
+        if loop.time() + pause > deadline:
+            return taken
+        await asyncio.sleep(pause)
+
+
 async def take_capped(
     picker: KeyPicker,
     caps: KeyCaps,

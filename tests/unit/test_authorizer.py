@@ -13,7 +13,7 @@ from switchgate.providers.base import Target, UpstreamRequest
 from switchgate.providers.capabilities import Authorizer
 from switchgate.providers.openai import OpenAIProvider
 from switchgate.providers.registry import CHAT, ProviderKind
-from switchgate.relay.attempt import attempt
+from switchgate.relay.attempt import Candidate, attempt
 from switchgate.relay.outcome import Outcome
 from switchgate.relay.probe import probe_channel
 from switchgate.relay.upstream import UpstreamResponse
@@ -69,8 +69,8 @@ class _Route:
     ) -> GatewayError:
         return GatewayError(ErrorKind.UPSTREAM_ERROR, "no")
 
-    async def deliver(self, channel: Channel, target: Target, response: UpstreamResponse) -> None:
-        self.delivered.append(channel.name)
+    async def deliver(self, candidate: Candidate, response: UpstreamResponse) -> None:
+        self.delivered.append(candidate.channel.name)
 
 
 def _channel(id: int, name: str, kind: str, priority: int) -> Channel:

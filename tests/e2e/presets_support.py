@@ -14,7 +14,7 @@ from tests.conftest import Gateway
 from tests.e2e.media_helpers import log_rows
 from tests.support import Process, free_port, gateway_env, mock_requests, start_process, wait_for
 
-MODELS = ("ds-reasoner", "mistral-mock", "magistral-mock", "ollama-mock", "groq-mock")
+MODELS = ("ds-reasoner", "mistral-mock", "magistral-mock", "ollama-mock", "groq-mock", "qwen-mock")
 WEATHER = {
     "name": "get_weather",
     "description": "Weather for a city",
@@ -59,6 +59,18 @@ base_url = "{mock}/presets/groq/v1"
 key = "mock-key"
 models = ["groq-mock"]
 map = {{ "groq-mock" = "llama-3.3-70b-versatile" }}
+
+[[channels]]
+name = "preset-qwen"
+kind = "qwen"
+base_url = "{mock}/presets/qwen/v1"
+key = "mock-key"
+models = ["qwen-mock", "qwen-embed"]
+map = {{ "qwen-mock" = "qwen-plus", "qwen-embed" = "text-embedding-v3" }}
+
+[prices."qwen-embed"]
+kind = "embedding"
+input = "1"
 
 [prices."ollama-embed"]
 kind = "embedding"

@@ -306,3 +306,21 @@ def test_embeddings_through_presets(gw: Gateway) -> None:
     assert mistral["json"]["output_dimension"] == 4 and "dimensions" not in mistral["json"]
     rows = billed(gw, email, 2)
     assert [r["input_tokens"] for r in rows] == [5, 5]
+
+
+def test_qwen_embeddings_in_batches_of_ten_and_unstreamed_thinking(gw: Gateway) -> None:
+    """DashScope takes at most 10 texts per embeddings call (text-embedding-v3) and refuses
+    thinking on an unstreamed call: the gateway splits the batch and turns thinking off."""
+    _, token = gw.new_user()
+    sdk = oai(gw, token)
+    clear_mock_requests(gw.mock_url)
+    texts = [f"text {i}" for i in range(23)]
+    reply = sdk.embeddings.create(model="qwen-embed", input=texts)
+    assert [d.index for d in reply.data] == list(range(23))
+    sizes = sorted(len(r["json"]["input"]) for r in upstream_sent(gw, "qwen"))
+    assert sizes == [3, 10, 10]
+    answer = sdk.chat.completions.create(
+        model="qwen-mock", messages=[{"role": "user", "content": "think"}], reasoning_effort="high"
+    )
+    assert answer.choices[0].message.content
+    assert upstream_sent(gw, "qwen")[-1]["json"]["enable_thinking"] is False

@@ -197,9 +197,11 @@ async def serve(state: AppState, scope: Scope, receive: Receive, send: Send) -> 
                 await send({"type": "websocket.accept", "subprotocol": subprotocol})
                 await session.run(upstream)
             finally:
-                await upstream.close()
-                if slot is not None:
-                    slot.release()
+                try:
+                    await upstream.close()
+                finally:  # even when cancelled while closing: never leak the key's slot
+                    if slot is not None:
+                        slot.release()
     except GatewayError as err:  # before the accept: the balance or every upstream refused
         if accepted:
             raise

@@ -152,9 +152,12 @@ class TranscriptionExchange(Exchange):
                     end=STREAM_ENDS["transcription"],
                 )
             finally:
-                meter = stream_meter.transcript()
-                finished = delivery.outcome.error is None
-                self._bill(delivery, meter, stream_meter.text(), finished=finished)
+                # Cut short (an upstream failure, the client gone): what reached the
+                # client, estimated; nothing when nothing did.
+                if delivery.finished or delivery.delivered:
+                    meter = stream_meter.transcript()
+                    text = stream_meter.text()
+                    self._bill(delivery, meter, text, finished=delivery.finished)
             return
         data = await read_all(response)
         is_json = content_type.startswith("application/json")

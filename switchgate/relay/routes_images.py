@@ -105,13 +105,14 @@ class ImagesExchange(Exchange):
                 end=STREAM_ENDS["images"],
             )
         finally:
-            size = meter.size or self.request.size
-            quality = meter.quality or self.request.quality
-            usage = meter.usage
-            if delivery.outcome.error is not None and delivery.outcome.ttft is not None:
-                usage = self._delivered(delivery, meter)
-            cost = image_cost(delivery.price, meter.images, size, quality, usage)
-            delivery.bill(cost, usage or Usage())
+            # Cut short (an upstream failure, the client gone): what reached the client,
+            # estimated; nothing at all when nothing did (not even per_request).
+            if delivery.finished or delivery.delivered:
+                size = meter.size or self.request.size
+                quality = meter.quality or self.request.quality
+                usage = self._delivered(delivery, meter) if delivery.cut_short else meter.usage
+                cost = image_cost(delivery.price, meter.images, size, quality, usage)
+                delivery.bill(cost, usage or Usage())
 
     def _delivered(self, delivery: Delivery, meter: ImageStreamMeter) -> Usage:
         """The usage of a stream that ended early, marked estimated: what its completed

@@ -74,6 +74,17 @@ class Delivery:
     key_index: int = 0  # that key's position in the channel (health subjects)
     key: ChannelKey | None = None  # that key, for its caps (routing/key_caps.py)
     slot: Slot | None = None  # the key's cap slot the first send holds
+    finished: bool = False  # `stream` relayed the whole answer (its end, when checked)
+
+    @property
+    def cut_short(self) -> bool:
+        """A stream that did not end (an upstream failure, the client gone, a cancel)."""
+        return not self.finished
+
+    @property
+    def delivered(self) -> bool:
+        """Some of the answer reached the client."""
+        return self.outcome.ttft is not None
 
     def bill(self, cost: int, usage: Usage | None = None) -> None:
         self.outcome.cost = cost
@@ -97,8 +108,10 @@ class Delivery:
     ) -> None:
         """Relay the upstream body chunk by chunk as it arrives. A failure after the start
         ends the response (with the dialect's in-band error event when `in_band_errors`);
-        the caller bills in a `finally`. A `guard` (SSE streams only) stops an answer that
-        outgrows what its hold can grow to (billing/output_guard.py). With `end` (SSE
+        the caller bills in a `finally` (`finished` says whether the whole answer went:
+        not after a failure, nor when the client left or the call was cancelled). A
+        `guard` (SSE streams only) stops an answer that outgrows what its hold can grow
+        to (billing/output_guard.py). With `end` (SSE
         streams only) whole lines are forwarded and a stream that ends without its end
         event, or with a garbled one, is an error (relay/stream_check.py)."""
         await self.responder.start(200, headers)
@@ -121,13 +134,14 @@ class Delivery:
                 sent = chunk
                 out = pass_filter.feed(chunk) if pass_filter is not None else chunk
                 if out:
-                    self.outcome.first_byte()
                     await self.responder.chunk(out)
+                    self.outcome.first_byte()  # once it went out (ClientGone: it did not)
             if check is not None:
                 rest = check.rest()
                 if not check.ended:
                     raise unfinished_stream()
                 await self._pass(rest, meter, pass_filter)
+            self.finished = True
             await self.responder.end(pass_filter.close() if pass_filter is not None else b"")
         except GatewayError as err:
             self.outcome.error = err
@@ -146,8 +160,8 @@ class Delivery:
             meter(chunk)
         out = pass_filter.feed(chunk) if pass_filter is not None else chunk
         if out:
-            self.outcome.first_byte()
             await self.responder.chunk(out)
+            self.outcome.first_byte()
 
 
 class Exchange:

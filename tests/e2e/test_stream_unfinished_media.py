@@ -248,3 +248,42 @@ def test_a_whole_transcription_stream_is_billed_as_reported(
     row = _row(gw, email)
     assert row.error is None and not row.usage_estimated
     assert row.cost == usage.input_tokens * STT_IN + usage.output_tokens * STT_OUT
+
+
+# ---------------------------------------------------------------- the client leaves
+
+
+@pytest.mark.parametrize("edit", [False, True], ids=["generation", "edit"])
+def test_a_client_leaving_an_image_stream_is_billed_what_it_was_sent(
+    setup: tuple[Gateway, Upstream], edit: bool
+) -> None:
+    """The upstream sends two partial images and goes quiet; the client reads them and
+    hangs up: charged the prompt and 100 output tokens per partial image, estimated
+    (it was charged nothing: the stream counted as finished with no image)."""
+    gw, upstream = setup
+    upstream.faults(stall_after=2)
+    email, token = gw.new_user(balance_usd=5)
+    stream = _image_stream(gw, token, edit)
+    kind = "image_edit" if edit else "image_generation"
+    assert [next(stream).type for _ in range(2)] == [f"{kind}.partial_image"] * 2
+    stream.close()  # type: ignore[attr-defined]
+    row = _row(gw, email)
+    assert row.status == 499 and row.usage_estimated
+    assert row.input_tokens > 0 and row.output_tokens == 2 * 100
+    assert row.cost == row.input_tokens * IMAGE_IN + row.output_tokens * IMAGE_OUT
+    upstream.faults()
+
+
+def test_a_client_leaving_a_transcription_stream_is_billed_estimated(
+    setup: tuple[Gateway, Upstream],
+) -> None:
+    gw, upstream = setup
+    upstream.faults(stall_after=2)
+    email, token = gw.new_user(balance_usd=5)
+    stream = _transcribe(gw, token, "stt-min")
+    assert [next(stream).type for _ in range(2)] == ["transcript.text.delta"] * 2
+    stream.close()  # type: ignore[attr-defined]
+    row = _row(gw, email)
+    assert row.status == 499 and row.usage_estimated  # was billed as a finished answer
+    assert row.cost == -(-PER_MINUTE * 3 // 60)
+    upstream.faults()

@@ -64,6 +64,12 @@ def target_for(channel: Channel, model: str, key: str | None = None) -> Target:
 class Route(Protocol):
     """What one call tells the attempt pipeline."""
 
+    def serves(self, channel: Channel) -> bool:
+        """Whether `channel` may carry this call at all (its kind serves the operation,
+        it allows the call's paid options): the filter the caller applied to the model's
+        own channels, applied to each fallback model's."""
+        ...
+
     def build(self, channel: Channel, target: Target) -> UpstreamRequest | None:
         """The upstream request for this candidate (None: this channel can't serve it)."""
         ...
@@ -122,14 +128,17 @@ async def attempt(
 ) -> None:
     """Serve the call from `model`'s channels, then from the operator's fallback models
     for it (catalog.fallbacks, routing/fallbacks.py) when every candidate failed or none
-    could take the prompt's length."""
+    could take the prompt's length; a fallback model's channels pass `route.serves` as
+    the caller's filter let `channels` through."""
     if state.model_rates:  # SWITCHGATE_MODEL_LIMITS (scale-out, docs/scaling.md)
         await admit_model(state, model)
     run = _Run(state, route, model, stream)
     if await _serve_model(run, model, channels, outcome):
         return
     for fallback in state.catalog.fallbacks.get(model, ()):
-        fallback_channels = state.catalog.channels_by_model.get(fallback, ())
+        fallback_channels = [
+            c for c in state.catalog.channels_by_model.get(fallback, ()) if route.serves(c)
+        ]
         if fallback_channels and run.tries < state.settings.routing.max_attempts:
             run.model, run.overflow = fallback, None
             if await _serve_model(run, fallback, fallback_channels, outcome):

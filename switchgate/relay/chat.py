@@ -1,7 +1,7 @@
 """The chat pipeline: hold -> route -> call upstream (passthrough or translated) ->
 relay the answer -> settle and record. Shared by every chat dialect."""
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import replace
 
 from switchgate.billing.holds import Hold
@@ -59,18 +59,28 @@ async def _attempt_channels(state: AppState, call: ChatCall, responder: Responde
         channels = tuple(
             paid_options.usable(channels, wanted, model, call.dialect.name, state.kinds)
         )
-    route = _ChatRoute(state, call, responder)
+    route = _ChatRoute(state, call, responder, wanted)
     await attempt(state, model, channels, route, call.outcome, stream=call.request.stream)
 
 
 class _ChatRoute:
     """The chat call as the attempt pipeline sees it (relay/attempt.py)."""
 
-    def __init__(self, state: AppState, call: ChatCall, responder: Responder) -> None:
+    def __init__(
+        self, state: AppState, call: ChatCall, responder: Responder, wanted: Sequence[str] = ()
+    ) -> None:
         self.state, self.call, self.responder = state, call, responder
+        self.wanted = wanted  # the call's paid options (relay/paid_options.py)
         self.provider: ChatProvider | None = None
         self.native: NativeDialect | None = None  # set when the call is passed through
         self.dropped: list[tuple[bytes, bytes]] = []  # x-switchgate-dropped-tools
+
+    def serves(self, channel: Channel) -> bool:
+        """A channel that allows the call's paid options (as for the model's own)."""
+        if not self.wanted:
+            return True
+        kinds = self.state.kinds
+        return paid_options.allows(channel, self.wanted, self.call.dialect.name, kinds)
 
     def build(self, channel: Channel, target: Target) -> UpstreamRequest | None:
         call = self.call

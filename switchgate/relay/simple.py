@@ -210,10 +210,16 @@ def classify(
     return classify_openai_error(status, body)
 
 
+def serves(state: AppState, exchange: Exchange, channel: Channel) -> bool:
+    """Whether `channel`'s kind can serve this operation (for the model's own channels
+    and, in the attempt pipeline, a fallback model's)."""
+    kind = state.kinds.get(channel.kind)
+    return kind is not None and exchange.accepts(kind)
+
+
 def serving_channels(state: AppState, exchange: Exchange, what: str) -> list[Channel]:
     channels = state.catalog.channels_by_model.get(exchange.model, ())
-    kinds = state.kinds
-    usable = [c for c in channels if c.kind in kinds and exchange.accepts(kinds[c.kind])]
+    usable = [c for c in channels if serves(state, exchange, c)]
     if not usable:
         raise GatewayError(
             ErrorKind.NOT_FOUND,
@@ -274,9 +280,13 @@ class _ExchangeRoute:
     dialect: ChatDialect
     hold: Hold
 
+    def serves(self, channel: Channel) -> bool:
+        return serves(self.state, self.exchange, channel)
+
     def build(self, channel: Channel, target: Target) -> UpstreamRequest | None:
-        kind = self.state.kinds.get(channel.kind)
-        return self.exchange.build(kind, target) if kind is not None else None
+        if not self.serves(channel):
+            return None  # a kind that cannot serve this operation: the next candidate
+        return self.exchange.build(self.state.kinds[channel.kind], target)
 
     def classify(
         self, channel: Channel, status: int, headers: Mapping[str, str], body: bytes

@@ -17,7 +17,9 @@ Where the counts live:
   that died expires after the channel's total time limit + 10 s); sends are a sorted
   set of times `sg:kc:<channel>:<position>:r` (a sliding 60 s window: never more than
   `rpm` sends in any 60 s). If Redis is unreachable, the counts fall back to this
-  process's own (logged once).
+  process's own (logged once). A call cancelled while the script's answer is on its way
+  (the script may have run) gives back what the script granted once it answers: its
+  lease and its send (both are members named by the lease id).
 """
 
 import asyncio
@@ -146,11 +148,19 @@ class KeyCaps:
             return self.local.take(channel_id, key)
         base = f"{self._prefix}{channel_id}:{key.position}"
         lease = secrets.token_hex(8)
-        try:
-            found = await self._script(
+        script = asyncio.ensure_future(
+            self._script(
                 keys=[f"{base}:c", f"{base}:r"],
                 args=[key.max_concurrency or 0, key.rpm or 0, lease, int((hold + 10) * 1000)],
             )
+        )
+        try:
+            found = await asyncio.shield(script)
+        except asyncio.CancelledError:
+            # The script may have run: when it answers, undo what it granted (the call
+            # that asked is gone), rather than leak a lease for the hold + 10 s.
+            script.add_done_callback(lambda done: self._undo(done, base, lease))
+            raise
         except (RedisError, OSError) as exc:
             if not self._degraded:
                 log.warning("Redis unreachable (%s); key caps are per process for now", exc)
@@ -166,15 +176,25 @@ class KeyCaps:
             return Slot(None)
         return Slot(lambda: self._release(f"{base}:c", lease))
 
-    def _release(self, name: str, lease: str) -> None:
-        task = asyncio.get_running_loop().create_task(self._zrem(name, lease))
+    def _undo(self, done: "asyncio.Future[object]", base: str, lease: str) -> None:
+        """The script of a cancelled take answered: give back the slot and the send it
+        granted (nothing when it refused or failed)."""
+        if done.cancelled() or done.exception() is not None:
+            return
+        if int(done.result()) == 0:  # type: ignore[call-overload]
+            self._release(f"{base}:c", lease, f"{base}:r")
+
+    def _release(self, name: str, lease: str, sends: str | None = None) -> None:
+        task = asyncio.get_running_loop().create_task(self._zrem(name, lease, sends))
         self._tasks.add(task)
         task.add_done_callback(self._tasks.discard)
 
-    async def _zrem(self, name: str, lease: str) -> None:
+    async def _zrem(self, name: str, lease: str, sends: str | None = None) -> None:
         assert self._redis is not None
         try:
             await self._redis.zrem(name, lease)
+            if sends is not None:  # a send that never went: out of the rpm window too
+                await self._redis.zrem(sends, lease)
         except (RedisError, OSError) as exc:
             log.warning("could not free a key's slot in Redis (%s); it expires by itself", exc)
 

@@ -60,6 +60,9 @@ class _Route:
         self.built: list[tuple[str, Target]] = []
         self.delivered: list[str] = []
 
+    def serves(self, channel: Channel) -> bool:
+        return True
+
     def build(self, channel: Channel, target: Target) -> UpstreamRequest:
         self.built.append((channel.name, target))
         return UpstreamRequest("POST", f"{target.base_url}/x", {"k": target.api_key}, b"")

@@ -159,3 +159,39 @@ async def test_unreachable_redis_falls_back_to_this_process() -> None:
         assert isinstance(await caps.take(1, key, 30.0), AtCap)
     finally:
         await dead.aclose()
+
+
+async def test_a_take_cancelled_after_the_script_ran_gives_back_its_lease_and_send(
+    redis_client: Redis,
+) -> None:
+    """Cancelled while the script's answer is on its way: the slot (and the rpm send)
+    the script granted are given back, not held for the hold + 10 s."""
+    prefix = f"sg:test:kc:{secrets.token_hex(6)}:"
+    caps = KeyCaps(redis_client, prefix)
+    ran, script = asyncio.Event(), caps._script
+    assert script is not None
+
+    async def slow_reply(**kwargs: object) -> object:
+        found = await script(**kwargs)  # the script runs and grants the slot ...
+        ran.set()
+        await asyncio.sleep(0.2)  # ... and its answer is slow to arrive
+        return found
+
+    caps._script = slow_reply  # type: ignore[assignment]
+    key = ChannelKey(0, "k", max_concurrency=1, rpm=10)
+    try:
+        taking = asyncio.create_task(caps.take(1, key, 30.0))
+        await asyncio.wait_for(ran.wait(), 5)
+        assert await redis_client.zcard(f"{prefix}1:0:c") == 1
+        taking.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await taking
+        await asyncio.sleep(0.5)  # the answer arrives, the undo is a background ZREM
+        assert await redis_client.zcard(f"{prefix}1:0:c") == 0
+        assert await redis_client.zcard(f"{prefix}1:0:r") == 0
+        caps._script = script
+        assert isinstance(await caps.take(1, key, 30.0), Slot)
+    finally:
+        keys = await redis_client.keys(prefix + "*")
+        if keys:
+            await redis_client.delete(*keys)

@@ -1,6 +1,9 @@
 """Editing a channel through the console API keeps what the edit does not name: its time
 limits (`timeouts`), its Responses setting and its options (merge semantics), and the
-positions of its keys, which key each key's health (`k:<channel>:<position>`)."""
+positions of its keys, which key each key's health (`k:<channel>:<position>`).
+
+The channels these tests add to the shared gateway serve models of their own (MODEL) and
+are disabled at the end, so other tests' traffic never reaches their made-up keys."""
 
 from typing import Any
 
@@ -9,6 +12,8 @@ from switchgate.routing.channels import Channel, load_channels
 from switchgate.routing.keys import KeySpec
 from tests.conftest import Gateway
 from tests.e2e.console_client import signed_in
+
+MODEL, ALIAS = "edit-test-model", "edit-test-alias"
 
 
 def stored(gateway: Gateway, name: str) -> Channel:
@@ -28,7 +33,7 @@ def add(gateway: Gateway, name: str, extra: dict[str, Any], keys: list[str]) -> 
             base_url=f"{gateway.mock_url}/v1",
             api_key="",
             keys=[KeySpec(k) for k in keys],
-            models=["gpt-mock"],
+            models=[MODEL],
             extra=extra,
         )
         return int(channel_id)
@@ -45,9 +50,9 @@ def test_an_edit_keeps_the_time_limits_the_responses_setting_and_the_options(
     console = signed_in(gateway, admin=True)
 
     # an edit of the models alone (as the console's Edit dialog sends it, no timeouts)
-    console.ok("PATCH", f"/api/channels/{channel_id}", {"models": ["gpt-mock", "gpt-alias"]})
+    console.ok("PATCH", f"/api/channels/{channel_id}", {"models": [MODEL, ALIAS]})
     channel = stored(gateway, "edit-keeps-limits")
-    assert channel.models == ("gpt-mock", "gpt-alias")
+    assert channel.models == (MODEL, ALIAS)
     assert channel.extra["timeouts"] == {"connect": 3.0, "total": 120.0}
     assert channel.extra["responses"] is True
     assert channel.extra["x_title"] == "t"
@@ -71,6 +76,7 @@ def test_an_edit_keeps_the_time_limits_the_responses_setting_and_the_options(
     assert bad.status_code == 400 and "connect" in bad.text
     bad = console.api("PATCH", f"/api/channels/{channel_id}", {"timeouts": {"soon": 1}})
     assert bad.status_code == 400 and "unknown time limit" in bad.text
+    console.ok("POST", f"/api/channels/{channel_id}/status", {"enabled": False})
 
 
 def test_an_edit_that_does_not_touch_keys_keeps_their_positions(gateway: Gateway) -> None:
@@ -100,3 +106,4 @@ def test_an_edit_that_does_not_touch_keys_keeps_their_positions(gateway: Gateway
         keys[2]: (2, "disabled"),
         "sk-pos-fresh-4444": (4, "enabled"),
     }
+    console.ok("POST", f"/api/channels/{channel_id}/status", {"enabled": False})

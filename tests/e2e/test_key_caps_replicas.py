@@ -8,6 +8,7 @@ import openai
 import pytest
 from redis import Redis
 
+from switchgate.storage.secrets import new_key
 from tests.conftest import Gateway
 from tests.e2e.routing_support import Upstream, start_gateway, start_upstream
 from tests.e2e.test_key_caps import carried, in_threads, openai_call
@@ -44,7 +45,8 @@ def setup(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Upstream, 
     )
     try:
         with postgres_database() as url:
-            env = {"SWITCHGATE_REDIS_URL": REDIS_URL}
+            # Replicas share the secret key (docs/deploy.md): each decrypts the other's keys.
+            env = {"SWITCHGATE_REDIS_URL": REDIS_URL, "SWITCHGATE_SECRET_KEY": new_key()}
             gateways = [
                 start_gateway(tmp_path_factory.mktemp(f"cap-replica{i}"), config, env, url)
                 for i in range(2)

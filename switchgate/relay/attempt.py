@@ -23,7 +23,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
-from switchgate.catalogue.entries import shipped_catalogue
 from switchgate.errors import ErrorKind, GatewayError
 from switchgate.observability.tracing import describe_attempt
 from switchgate.providers.base import Target, UpstreamRequest
@@ -31,7 +30,6 @@ from switchgate.relay.authorize import authorized
 from switchgate.relay.gate import admit_model
 from switchgate.relay.outcome import Outcome
 from switchgate.relay.upstream import UpstreamResponse, read_all, wait_body
-from switchgate.routing.breaker import Phase
 from switchgate.routing.channels import Channel
 from switchgate.routing.failures import (
     Blame,
@@ -45,7 +43,7 @@ from switchgate.routing.health import Health, channel_subject, key_subject, mode
 from switchgate.routing.key_caps import AtCap, Slot, all_capped, take_capped
 from switchgate.routing.keys import ChannelKey
 from switchgate.routing.limits import channel_limits
-from switchgate.routing.selector import plan
+from switchgate.routing.selector import admitted, larger_windows, plan
 from switchgate.state import AppState
 
 
@@ -167,7 +165,7 @@ async def _serve_model(
         channel = queue[i]
         i += 1
         trials: list[str] = []
-        if channel.id not in deferred and not await _admitted(health, channel, model, trials):
+        if channel.id not in deferred and not await admitted(health, channel, model, trials):
             deferred.add(channel.id)  # another call holds its trial slot: try it last
             queue.append(channel)
             continue
@@ -230,26 +228,6 @@ async def _deliver(
         state.channel_errors.record(channel.id, failed.message)
 
 
-def larger_windows(candidates: list[Channel], model: str, upstream: str) -> list[Channel]:
-    """The candidates whose upstream model has a larger context window than `upstream`
-    (by the shipped model catalogue; without a known window for `upstream`, any other
-    upstream model with a known window)."""
-    catalogue = shipped_catalogue()
-
-    def window(name: str) -> int | None:
-        entry = catalogue.find(name)
-        return entry.context_window if entry is not None else None
-
-    current = window(upstream)
-    out = []
-    for channel in candidates:
-        other = channel.upstream_model(model)
-        size = window(other)
-        if size is not None and other != upstream and (current is None or size > current):
-            out.append(channel)
-    return out
-
-
 class _Run:
     """The sends of one call: counts them, retries a short Retry-After once, records
     what failed."""
@@ -269,7 +247,7 @@ class _Run:
         """`first` (a capped key whose turn it is) with its slot, or the channel's next
         usable key with room; None when every one is at its cap."""
         state = self.state
-        hold = channel_limits(channel, state.settings.timeouts, self.stream)[3]
+        hold = self._hold(channel)
         taken = await take_capped(
             state.keys, state.key_caps, channel.id, channel.key_list(), state.health, first, hold
         )
@@ -277,6 +255,27 @@ class _Run:
             self.at_cap = taken.wait if self.at_cap is None else min(self.at_cap, taken.wait)
             return None
         return taken
+
+    def _hold(self, channel: Channel) -> float:
+        """The longest a call can keep its key's slot: one send's total time limit, or
+        two and the short Retry-After wait between them when it may resend on the same
+        key (`send`), so a Redis lease does not expire mid-call."""
+        state = self.state
+        total = channel_limits(channel, state.settings.timeouts, self.stream)[3]
+        routing = state.settings.routing
+        if routing.max_attempts < 2 or routing.short_retry_after <= 0:
+            return total
+        return 2 * total + routing.short_retry_after
+
+    async def _may_resend(self, candidate: Candidate) -> bool:
+        """A resend on the same key counts against its rpm like any send; False when the
+        key's minute has no room for it (the call moves on instead)."""
+        key = candidate.key
+        if key is None or key.rpm is None:
+            return True
+        channel = candidate.channel
+        refused = await self.state.key_caps.count_send(channel.id, key, self._hold(channel))
+        return refused is None
 
     async def authorize(self, candidate: Candidate, trials: list[str]) -> bool:
         """Fetch the candidate's credentials when its kind needs that (Authorizer, e.g. an
@@ -335,7 +334,8 @@ class _Run:
             if short and not retried and self.tries < settings.max_attempts:
                 retried = True
                 await asyncio.sleep(wait or 0.0)
-                continue
+                if await self._may_resend(candidate):
+                    continue
             record_failure(health, candidate, model, error, wait)
             if key_refused(error):
                 reason = f"HTTP {error.upstream_status}: {error.message}"
@@ -352,18 +352,6 @@ def _no_channel(model: str) -> Callable[[], GatewayError]:
     return lambda: GatewayError(
         ErrorKind.UPSTREAM_ERROR, f"No channel is available for the model '{model}'."
     )
-
-
-async def _admitted(health: Health, channel: Channel, model: str, trials: list[str]) -> bool:
-    """A closed or open candidate goes (open ones only come last, from the plan); a
-    half-open one goes only as the trial request (its subjects are added to `trials`)."""
-    if not health.any_failing or health.blocked(channel.id, model) is not Phase.HALF_OPEN:
-        return True
-    for subject in health.half_open(channel.id, model):
-        if not await health.claim_probe(subject):
-            return False
-        trials.append(subject)
-    return True
 
 
 async def _send(

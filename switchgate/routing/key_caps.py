@@ -14,7 +14,8 @@ Where the counts live:
   checks both caps and takes the slot atomically (Redis's own clock, so the replicas'
   clocks do not matter). In-flight slots are a sorted set of leases
   `sg:kc:<channel>:<position>:c` (released when the call ends; a lease of a process
-  that died expires after the channel's total time limit + 10 s); sends are a sorted
+  that died expires after its hold + 10 s: relay/attempt.py sizes it for the call and a
+  short Retry-After resend on the same key); sends are a sorted
   set of times `sg:kc:<channel>:<position>:r` (a sliding 60 s window: never more than
   `rpm` sends in any 60 s). If Redis is unreachable, the counts fall back to this
   process's own (logged once). A call cancelled while the script's answer is on its way
@@ -29,7 +30,7 @@ import secrets
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from redis.asyncio import Redis
 from redis.exceptions import RedisError
@@ -175,6 +176,14 @@ class KeyCaps:
         if key.max_concurrency is None:
             return Slot(None)
         return Slot(lambda: self._release(f"{base}:c", lease))
+
+    async def count_send(self, channel_id: int, key: ChannelKey, hold: float) -> AtCap | None:
+        """One more send on `key`'s rpm by a call that already holds its slot (a resend
+        on the same key): None when counted, AtCap when the minute has no room."""
+        if key.rpm is None:
+            return None
+        taken = await self.take(channel_id, replace(key, max_concurrency=None), hold)
+        return taken if isinstance(taken, AtCap) else None
 
     def _undo(self, done: "asyncio.Future[object]", base: str, lease: str) -> None:
         """The script of a cancelled take answered: give back the slot and the send it

@@ -1,10 +1,13 @@
 """Order the channels that serve a model: priority tiers, weighted choice inside a tier,
 and health: channels whose breaker is open for this model go last (tried only when
-everything else failed), never away."""
+everything else failed), never away. Also, for the attempt pipeline (relay/attempt.py):
+whether a half-open candidate may go now (`admitted`), and the candidates with a larger
+context window (`larger_windows`)."""
 
 import random
 from collections.abc import Sequence
 
+from switchgate.catalogue.entries import shipped_catalogue
 from switchgate.routing.breaker import Phase
 from switchgate.routing.channels import Channel
 from switchgate.routing.health import Health
@@ -38,3 +41,35 @@ def plan(
     if len(usable) == len(ordered):
         return ordered
     return usable + [c for c in ordered if health.blocked(c.id, model) is Phase.OPEN]
+
+
+async def admitted(health: Health, channel: Channel, model: str, trials: list[str]) -> bool:
+    """A closed or open candidate goes (open ones only come last, from the plan); a
+    half-open one goes only as the trial request (its subjects are added to `trials`)."""
+    if not health.any_failing or health.blocked(channel.id, model) is not Phase.HALF_OPEN:
+        return True
+    for subject in health.half_open(channel.id, model):
+        if not await health.claim_probe(subject):
+            return False
+        trials.append(subject)
+    return True
+
+
+def larger_windows(candidates: list[Channel], model: str, upstream: str) -> list[Channel]:
+    """The candidates whose upstream model has a larger context window than `upstream`
+    (by the shipped model catalogue; without a known window for `upstream`, any other
+    upstream model with a known window)."""
+    catalogue = shipped_catalogue()
+
+    def window(name: str) -> int | None:
+        entry = catalogue.find(name)
+        return entry.context_window if entry is not None else None
+
+    current = window(upstream)
+    out = []
+    for channel in candidates:
+        other = channel.upstream_model(model)
+        size = window(other)
+        if size is not None and other != upstream and (current is None or size > current):
+            out.append(channel)
+    return out

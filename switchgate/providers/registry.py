@@ -8,15 +8,17 @@ adapter may keep a cache (an access token), so every call builds fresh adapters.
 """
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Final
 
 from switchgate.providers.anthropic import AnthropicProvider
+from switchgate.providers.base import Target
 from switchgate.providers.bedrock import BedrockProvider
 from switchgate.providers.capabilities import (
     Authorizer,
     ChatProvider,
     EmbeddingsProvider,
+    HostedToolMapper,
     NativeDialect,
     OpenAIShaped,
     OptionChecker,
@@ -26,6 +28,7 @@ from switchgate.providers.capabilities import (
 )
 from switchgate.providers.cohere import CohereProvider
 from switchgate.providers.gemini import GeminiProvider
+from switchgate.providers.hosted_tools import HostedToolMap
 from switchgate.providers.openai import AzureOpenAIProvider, OpenAIProvider
 from switchgate.providers.openai_compatible import Preset, PresetProvider
 from switchgate.providers.openai_presets import PRESETS
@@ -78,50 +81,44 @@ class ProviderKind:
     options: tuple[KindOption, ...] = ()  # the channel options it reads
     key_format: str = API_KEY  # what the channel's key is, for people
 
+    # What the adapter is, worked out once here: `isinstance` on a runtime protocol
+    # costs 5-15 us (it looks up every member), too much for every request.
+    _views: "_Views" = field(init=False, repr=False, compare=False)
+
     def __post_init__(self) -> None:
         unknown = self.endpoints - ENDPOINTS
         if unknown:
             raise ValueError(f"kind {self.name!r}: unknown endpoints {sorted(unknown)}")
+        object.__setattr__(self, "_views", _Views.of(self.adapter, self.endpoints))
 
     def serves(self, endpoint: str) -> bool:
         return endpoint in self.endpoints
 
     def chat(self) -> ChatProvider | None:
-        adapter = self.adapter
-        return adapter if CHAT in self.endpoints and isinstance(adapter, ChatProvider) else None
+        return self._views.chat
 
     def native(self) -> NativeDialect | None:
         """The adapter as a passthrough target for clients of its own dialect."""
-        adapter = self.adapter
-        return adapter if CHAT in self.endpoints and isinstance(adapter, NativeDialect) else None
+        return self._views.native
 
     def embeddings(self) -> EmbeddingsProvider | None:
         """Translated embeddings (None for kinds that pass OpenAI's through: openai_shaped)."""
-        adapter = self.adapter
-        served = EMBEDDINGS in self.endpoints
-        return adapter if served and isinstance(adapter, EmbeddingsProvider) else None
+        return self._views.embeddings
 
     def openai_shaped(self, endpoint: str) -> OpenAIShaped | None:
         """The adapter for OpenAI's own `endpoint` (embeddings, images, audio,
         completions) passed through as it is."""
-        adapter = self.adapter
-        served = endpoint in OPENAI_MEDIA and endpoint in self.endpoints
-        return adapter if served and isinstance(adapter, OpenAIShaped) else None
+        shaped = self._views.openai_shaped
+        return shaped if endpoint in OPENAI_MEDIA and endpoint in self.endpoints else None
 
     def rerank(self) -> RerankProvider | None:
-        adapter = self.adapter
-        served = RERANK in self.endpoints
-        return adapter if served and isinstance(adapter, RerankProvider) else None
+        return self._views.rerank
 
     def responses(self) -> ResponsesProvider | None:
-        adapter = self.adapter
-        served = RESPONSES in self.endpoints
-        return adapter if served and isinstance(adapter, ResponsesProvider) else None
+        return self._views.responses
 
     def realtime(self) -> RealtimeProvider | None:
-        adapter = self.adapter
-        served = REALTIME in self.endpoints
-        return adapter if served and isinstance(adapter, RealtimeProvider) else None
+        return self._views.realtime
 
     def check_options(self, options: Mapping[str, str]) -> None:
         """Raise ValueError when the adapter refuses these channel options."""
@@ -129,8 +126,44 @@ class ProviderKind:
             self.adapter.check_options(options)
 
     def authorizer(self) -> Authorizer | None:
-        adapter = self.adapter
-        return adapter if isinstance(adapter, Authorizer) else None
+        return self._views.authorizer
+
+    def hosted_tools(self, target: Target) -> HostedToolMap | None:
+        """What the adapter maps a client's hosted tools to for this target (None: nothing;
+        providers/capabilities.HostedToolMapper)."""
+        mapper = self._views.hosted
+        return mapper.hosted_tools(target) if mapper is not None else None
+
+
+@dataclass(frozen=True, slots=True)
+class _Views:
+    """One adapter seen as each capability it has (None where it lacks it or the kind
+    doesn't serve that endpoint)."""
+
+    chat: ChatProvider | None
+    native: NativeDialect | None
+    embeddings: EmbeddingsProvider | None
+    openai_shaped: OpenAIShaped | None  # served per endpoint: ProviderKind.openai_shaped
+    rerank: RerankProvider | None
+    responses: ResponsesProvider | None
+    realtime: RealtimeProvider | None
+    authorizer: Authorizer | None
+    hosted: HostedToolMapper | None
+
+    @staticmethod
+    def of(a: object, endpoints: frozenset[str]) -> "_Views":
+        chat = CHAT in endpoints
+        return _Views(
+            chat=a if chat and isinstance(a, ChatProvider) else None,
+            native=a if chat and isinstance(a, NativeDialect) else None,
+            embeddings=a if EMBEDDINGS in endpoints and isinstance(a, EmbeddingsProvider) else None,
+            openai_shaped=a if isinstance(a, OpenAIShaped) else None,
+            rerank=a if RERANK in endpoints and isinstance(a, RerankProvider) else None,
+            responses=a if RESPONSES in endpoints and isinstance(a, ResponsesProvider) else None,
+            realtime=a if REALTIME in endpoints and isinstance(a, RealtimeProvider) else None,
+            authorizer=a if isinstance(a, Authorizer) else None,
+            hosted=a if isinstance(a, HostedToolMapper) else None,
+        )
 
 
 def provider_kinds() -> Mapping[str, ProviderKind]:

@@ -14,7 +14,6 @@ from switchgate.providers.capabilities import (
     ChatProvider,
     NativeDialect,
     classify_response,
-    hosted_tool_map,
 )
 from switchgate.providers.hosted_tools import dropped_header, without_hosted, without_hosted_tools
 from switchgate.relay import paid_options, policy
@@ -84,16 +83,19 @@ class _ChatRoute:
 
     def build(self, channel: Channel, target: Target) -> UpstreamRequest | None:
         call = self.call
-        native = call.native(channel) if call.native is not None else None
-        if native is not None:
-            provider: ChatProvider | None = native
+        kind = self.state.kinds.get(channel.kind)
+        if kind is None:
+            return None
+        own = call.native(channel) if call.native is not None else None
+        native: NativeDialect | None
+        if own is not None:  # the Responses passthrough's own adapter
+            provider: ChatProvider | None = own
+            native = own if isinstance(own, NativeDialect) else None
         else:
-            kind = self.state.kinds.get(channel.kind)
-            provider = kind.chat() if kind is not None else None
+            provider, native = kind.chat(), kind.native()
         if provider is None:
             return None
         self.provider = provider
-        native = provider if isinstance(provider, NativeDialect) else None
         same = native is not None and native.dialect == call.dialect.name
         self.native = native if same else None
         if self.native is not None:
@@ -113,7 +115,7 @@ class _ChatRoute:
         # Hosted tools: mapped to the vendor's own (paid) tool where the channel allows it,
         # else dropped; either way what was left out is named in a response header.
         paid = not request.hosted_tools or paid_options.allows_hosted_tools(channel)
-        hosted = hosted_tool_map(provider, target) if request.hosted_tools else None
+        hosted = kind.hosted_tools(target) if request.hosted_tools else None
         self.dropped = dropped_header(request, hosted, mapped=paid)
         if not paid:
             request = without_hosted(request)

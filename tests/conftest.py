@@ -21,6 +21,7 @@ from tests.mailbox import SmtpServer
 from tests.support import (
     IN_CI,
     Process,
+    dead_port,
     free_port,
     gateway_env,
     postgres_available,
@@ -231,7 +232,7 @@ def _start_gateway(
 ) -> Gateway:
     data_dir = tmp_path_factory.mktemp("gateway")
     config = data_dir / "switchgate.toml"
-    config.write_text(config_toml(mock.base_url, f"http://127.0.0.1:{free_port()}"))
+    config.write_text(config_toml(mock.base_url, f"http://127.0.0.1:{dead_port()}"))
     port = free_port()
     env = gateway_env(data_dir, database_url)
     env.update(extra_env or {})

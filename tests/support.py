@@ -31,6 +31,20 @@ def free_port() -> int:
         return int(s.getsockname()[1])
 
 
+# Sockets bound and never listened on, kept open until the test run ends (see dead_port).
+_DEAD_PORTS: list[socket.socket] = []
+
+
+def dead_port() -> int:
+    """A port that refuses connections for the whole test run. A port that was merely
+    free once (free_port) can be taken later by another test's server, which may then
+    accept and never answer: a "dead" channel would then hang instead of failing over."""
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    _DEAD_PORTS.append(s)
+    return int(s.getsockname()[1])
+
+
 def wait_http(url: str, timeout: float = 20.0, proc: subprocess.Popen[bytes] | None = None) -> None:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

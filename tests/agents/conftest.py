@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import Gateway
-from tests.support import IN_CI, Process, free_port, gateway_env, start_process
+from tests.support import IN_CI, Process, dead_port, free_port, gateway_env, start_process
 
 PINNED = {
     "@anthropic-ai/claude-code": "2.1.197",
@@ -179,7 +179,7 @@ class AgentRun:
         return [(str(e), int(s), r) for e, s, r in rows]
 
     def env(self) -> dict[str, str]:
-        dead = f"http://127.0.0.1:{free_port()}"  # nothing listens there
+        dead = f"http://127.0.0.1:{dead_port()}"  # nothing listens there
         keep = ("PATH", "LANG", "TERM", "TMPDIR")
         env = {k: v for k, v in os.environ.items() if k in keep}
         env.update(

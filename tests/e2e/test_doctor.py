@@ -9,7 +9,7 @@ import pytest
 
 from switchgate.storage import migrate
 from switchgate.storage.db import Database
-from tests.support import Process, free_port, gateway_env, run_cli
+from tests.support import Process, dead_port, gateway_env, run_cli
 
 
 def _channel(env: dict[str, str], name: str, base_url: str, key: str, models: str) -> None:
@@ -55,7 +55,7 @@ def test_a_wrong_upstream_key(tmp_path: Path, mock_upstream: Process) -> None:
 
 def test_a_dead_upstream(tmp_path: Path, mock_upstream: Process) -> None:
     env = _setup(tmp_path, mock_upstream)
-    dead = f"http://127.0.0.1:{free_port()}/v1"
+    dead = f"http://127.0.0.1:{dead_port()}/v1"
     _channel(env, "gone", dead, "k", "gpt-a")
     code, out = _doctor(env)
     assert code == 1 and "FAIL  channel      gone: unreachable: Could not reach the upstream" in out
@@ -74,7 +74,7 @@ def test_a_served_model_without_a_price(tmp_path: Path, mock_upstream: Process) 
 
 def test_an_unreachable_redis(tmp_path: Path, mock_upstream: Process) -> None:
     env = _setup(tmp_path, mock_upstream)
-    env["SWITCHGATE_REDIS_URL"] = f"redis://:hunter2@127.0.0.1:{free_port()}/0"
+    env["SWITCHGATE_REDIS_URL"] = f"redis://:hunter2@127.0.0.1:{dead_port()}/0"
     code, out = _doctor(env)
     assert code == 1 and "FAIL  redis        redis://:***@127.0.0.1:" in out
     assert "does not answer" in out and "hunter2" not in out

@@ -18,7 +18,15 @@ import pytest
 from tests.conftest import Gateway
 from tests.e2e.console_client import PASSWORD, Console, form_csrf, verified_user
 from tests.mailbox import SmtpServer
-from tests.support import IN_CI, REDIS_URL, Process, free_port, gateway_env, start_process
+from tests.support import (
+    IN_CI,
+    REDIS_URL,
+    Process,
+    dead_port,
+    free_port,
+    gateway_env,
+    start_process,
+)
 
 
 def own_address() -> str:
@@ -182,7 +190,7 @@ def test_two_processes_share_the_limits_through_redis(redis_pair: list[Process])
 def test_sign_in_works_and_limits_hold_when_redis_is_down(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
-    dead = f"redis://127.0.0.1:{free_port()}/0"
+    dead = f"redis://127.0.0.1:{dead_port()}/0"
     extra = {"SWITCHGATE_REDIS_URL": dead, "SWITCHGATE_SIGNUP_LIMIT_PER_IP": "2"}
     (process,) = _gateways(tmp_path_factory.mktemp("limits-dead-redis"), 1, extra)
     try:

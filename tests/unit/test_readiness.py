@@ -12,7 +12,7 @@ from switchgate.readiness import readiness
 from switchgate.settings import Settings
 from switchgate.state import AppState
 from switchgate.storage import migrate
-from tests.support import free_port
+from tests.support import dead_port
 
 
 @pytest.fixture
@@ -68,7 +68,7 @@ async def test_empty_database_is_not_ready(tmp_path: Path) -> None:
 
 
 async def test_unreachable_database(tmp_path: Path) -> None:
-    url = f"postgresql+asyncpg://nobody@127.0.0.1:{free_port()}/none"
+    url = f"postgresql+asyncpg://nobody@127.0.0.1:{dead_port()}/none"
     s = AppState.create(Settings(data_dir=tmp_path, database_url=url))
     s.ready = True
     try:
@@ -80,7 +80,7 @@ async def test_unreachable_database(tmp_path: Path) -> None:
 
 
 async def test_unreachable_redis(tmp_path: Path) -> None:
-    s = AppState.create(Settings(data_dir=tmp_path, redis_url=f"redis://127.0.0.1:{free_port()}/0"))
+    s = AppState.create(Settings(data_dir=tmp_path, redis_url=f"redis://127.0.0.1:{dead_port()}/0"))
     await migrate.upgrade(s.db)
     s.ready = True
     try:

@@ -23,7 +23,7 @@ from switchgate.core.response import ChatResponse, FinishReason
 from switchgate.core.usage import Usage, reported_count
 from switchgate.errors import ErrorKind, GatewayError
 from switchgate.providers.anthropic_stream import scrub
-from switchgate.providers.bedrock_request import SIGNATURE_PREFIX
+from switchgate.providers.bedrock_content import SIGNATURE_PREFIX
 
 FINISH_REASONS: Final[dict[str, FinishReason]] = {
     "end_turn": FinishReason.STOP,

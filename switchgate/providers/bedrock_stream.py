@@ -33,7 +33,7 @@ from switchgate.core.events import (
 )
 from switchgate.errors import ErrorKind, GatewayError
 from switchgate.providers.anthropic_stream import scrub
-from switchgate.providers.bedrock_request import SIGNATURE_PREFIX
+from switchgate.providers.bedrock_content import SIGNATURE_PREFIX
 from switchgate.providers.bedrock_response import classify, finish_reason, to_usage
 
 

@@ -230,19 +230,33 @@ def _start_gateway(
     database_url: str | None,
     extra_env: dict[str, str] | None = None,
 ) -> Gateway:
-    data_dir = tmp_path_factory.mktemp("gateway")
-    config = data_dir / "switchgate.toml"
-    config.write_text(config_toml(mock.base_url, f"http://127.0.0.1:{dead_port()}"))
+    config = config_toml(mock.base_url, f"http://127.0.0.1:{dead_port()}")
+    return serve_config(tmp_path_factory, "gateway", config, mock.base_url, database_url, extra_env)
+
+
+def serve_config(
+    tmp_path_factory: pytest.TempPathFactory,
+    name: str,
+    config: str,
+    mock_url: str,
+    database_url: str | None = None,
+    extra_env: dict[str, str] | None = None,
+) -> Gateway:
+    """A gateway serving `config` (a config file's text) from a fresh data dir `name`N;
+    the caller stops it (`gateway.process.stop()`)."""
+    data_dir = tmp_path_factory.mktemp(name)
+    path = data_dir / "switchgate.toml"
+    path.write_text(config)
     port = free_port()
     env = gateway_env(data_dir, database_url)
     env.update(extra_env or {})
     proc = start_process(
-        ["serve", "--port", str(port), "--config", str(config)],
+        ["serve", "--port", str(port), "--config", str(path)],
         env,
         data_dir / "gateway.log",
         f"http://127.0.0.1:{port}/healthz",
     )
-    return Gateway(proc, mock.base_url, data_dir, database_url)
+    return Gateway(proc, mock_url, data_dir, database_url)
 
 
 # The console: the first admin, the local SMTP server and the fake OAuth provider.

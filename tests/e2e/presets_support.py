@@ -10,9 +10,9 @@ import pytest
 from google import genai
 from google.genai import types
 
-from tests.conftest import Gateway
+from tests.conftest import Gateway, serve_config
 from tests.e2e.media_helpers import log_rows
-from tests.support import Process, free_port, gateway_env, mock_requests, start_process, wait_for
+from tests.support import Process, mock_requests, wait_for
 
 MODELS = ("ds-reasoner", "mistral-mock", "magistral-mock", "ollama-mock", "groq-mock", "qwen-mock")
 WEATHER = {
@@ -86,18 +86,10 @@ input = "1"
 
 @pytest.fixture(scope="module")
 def gw(tmp_path_factory: pytest.TempPathFactory, mock_upstream: Process) -> Iterator[Gateway]:
-    data_dir = tmp_path_factory.mktemp("presets-gateway")
-    config = data_dir / "switchgate.toml"
-    config.write_text(_config(mock_upstream.base_url))
-    port = free_port()
-    proc = start_process(
-        ["serve", "--port", str(port), "--config", str(config)],
-        gateway_env(data_dir, None),
-        data_dir / "gateway.log",
-        f"http://127.0.0.1:{port}/healthz",
-    )
-    yield Gateway(proc, mock_upstream.base_url, data_dir, None)
-    proc.stop()
+    config = _config(mock_upstream.base_url)
+    gateway = serve_config(tmp_path_factory, "presets-gateway", config, mock_upstream.base_url)
+    yield gateway
+    gateway.process.stop()
 
 
 def oai(gw: Gateway, token: str) -> openai.OpenAI:

@@ -11,9 +11,9 @@ import anthropic
 import openai
 import pytest
 
-from tests.conftest import Gateway
+from tests.conftest import Gateway, serve_config
 from tests.e2e.vertex_gateway import new_account, vertex_calls
-from tests.support import Process, free_port, gateway_env, start_process
+from tests.support import Process
 
 MODELS = {
     "vx-claude": "claude-sonnet-4-5@20250929",
@@ -51,20 +51,13 @@ map = {{ "vx-claude-free" = "{MODELS["vx-claude-free"]}" }}
 @pytest.fixture(scope="module")
 def gw(tmp_path_factory: pytest.TempPathFactory, mock_upstream: Process) -> Iterator[Gateway]:
     account = new_account(mock_upstream)
-    data_dir = tmp_path_factory.mktemp("vertex-hosted-tools")
-    config = data_dir / "switchgate.toml"
-    config.write_text(_config(mock_upstream.base_url))
-    env = gateway_env(data_dir, None)
-    env["VERTEX_SA_JSON"] = account.key
-    port = free_port()
-    proc = start_process(
-        ["serve", "--port", str(port), "--config", str(config)],
-        env,
-        data_dir / "gateway.log",
-        f"http://127.0.0.1:{port}/healthz",
+    config = _config(mock_upstream.base_url)
+    env = {"VERTEX_SA_JSON": account.key}
+    gateway = serve_config(
+        tmp_path_factory, "vertex-hosted-tools", config, mock_upstream.base_url, extra_env=env
     )
-    yield Gateway(proc, mock_upstream.base_url, data_dir, None)
-    proc.stop()
+    yield gateway
+    gateway.process.stop()
 
 
 def _last_call(gw: Gateway, model: str) -> dict[str, Any]:

@@ -17,7 +17,7 @@ from google import genai
 from google.genai import types
 
 from switchgate.testing.mock_upstream.bedrock_wire import ACCESS_KEY_ID, SECRET_ACCESS_KEY
-from tests.conftest import Gateway
+from tests.conftest import Gateway, serve_config
 from tests.support import (
     Process,
     clear_mock_requests,
@@ -122,21 +122,14 @@ def bedrock_mock(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Process]:
 
 @pytest.fixture(scope="module")
 def gw(tmp_path_factory: pytest.TempPathFactory, bedrock_mock: Process) -> Iterator[Gateway]:
-    data_dir = tmp_path_factory.mktemp("bedrock-gateway")
-    config = data_dir / "switchgate.toml"
-    config.write_text(_config(bedrock_mock.base_url))
-    port = free_port()
-    env = gateway_env(data_dir, None)
-    env["BEDROCK_IAM_KEY"] = f"{ACCESS_KEY_ID}:{SECRET_ACCESS_KEY}"
-    proc = start_process(
-        ["serve", "--port", str(port), "--config", str(config)],
-        env,
-        data_dir / "gateway.log",
-        f"http://127.0.0.1:{port}/healthz",
+    env = {"BEDROCK_IAM_KEY": f"{ACCESS_KEY_ID}:{SECRET_ACCESS_KEY}"}
+    config = _config(bedrock_mock.base_url)
+    gateway = serve_config(
+        tmp_path_factory, "bedrock-gateway", config, bedrock_mock.base_url, extra_env=env
     )
-    yield Gateway(proc, bedrock_mock.base_url, data_dir, None)
-    proc.stop()
-    assert SECRET_ACCESS_KEY not in proc.log_path.read_text()
+    yield gateway
+    gateway.process.stop()
+    assert SECRET_ACCESS_KEY not in gateway.process.log_path.read_text()
 
 
 @pytest.fixture

@@ -17,17 +17,14 @@ from google.genai import types
 
 from switchgate.money import UNITS_PER_USD
 from switchgate.testing.mock_upstream.assets import PNG
-from tests.conftest import Gateway
+from tests.conftest import Gateway, serve_config
 from tests.e2e.media_helpers import log_rows
 from tests.support import (
     Process,
     clear_mock_requests,
-    free_port,
-    gateway_env,
     http_json,
     mock_requests,
     run_cli,
-    start_process,
     wait_for,
 )
 
@@ -93,18 +90,10 @@ per_request = "0.002"
 
 @pytest.fixture(scope="module")
 def gw(tmp_path_factory: pytest.TempPathFactory, mock_upstream: Process) -> Iterator[Gateway]:
-    data_dir = tmp_path_factory.mktemp("cohere-gateway")
-    config = data_dir / "switchgate.toml"
-    config.write_text(_config(mock_upstream.base_url))
-    port = free_port()
-    proc = start_process(
-        ["serve", "--port", str(port), "--config", str(config)],
-        gateway_env(data_dir, None),
-        data_dir / "gateway.log",
-        f"http://127.0.0.1:{port}/healthz",
-    )
-    yield Gateway(proc, mock_upstream.base_url, data_dir, None)
-    proc.stop()
+    config = _config(mock_upstream.base_url)
+    gateway = serve_config(tmp_path_factory, "cohere-gateway", config, mock_upstream.base_url)
+    yield gateway
+    gateway.process.stop()
 
 
 def _oai(gw: Gateway, token: str) -> openai.OpenAI:
